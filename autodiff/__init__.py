@@ -1,0 +1,20 @@
+"""autodiff: tape-based reverse-mode AD over numpy, nestable to any order.
+
+>>> import autodiff
+>>> import autodiff.numpy as anp
+>>> autodiff.grad(lambda x: anp.sin(x) * x)(0.0)
+0.0
+"""
+
+from . import numpy  # noqa: F401  (installs array behaviour on traced values)
+from ._gradcheck import GradcheckError, gradcheck
+from ._higher import hessian, hvp, jacobian, jvp
+from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk
+from ._traced import value_of as stop_gradient
+from ._transforms import grad, value_and_grad, vjp
+
+__all__ = [
+    "grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp", "stop_gradient",
+    "gradcheck", "GradcheckError",
+    "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk",
+]

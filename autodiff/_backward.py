@@ -1,0 +1,48 @@
+"""The backward pass: walk one tape in reverse, accumulating cotangents."""
+
+from ._primitive import _rules, rule_of
+from ._tangents import ZERO, Thunk, ZeroTangent, add_tangents
+
+observers = []  # callables (entry_index, entry, g, parent_cts); used by autodiff.trace
+
+
+def backward(tape, seeds):
+    """Pull the cotangents ``seeds`` ({entry index: cotangent}) back to every entry.
+
+    Iterative, so a chain of any length works.  Entries that received no
+    cotangent are skipped; one that received only a symbolic zero passes the
+    zero on without running its pullback.  Returns the list of cotangents,
+    where input entries keep theirs (``None`` when nothing reached them).
+    """
+    entries = tape.entries
+    cts = [None] * len(entries)
+    for index, ct in seeds.items():
+        cts[index] = add_tangents(cts[index], ct)
+    for i in range(max(seeds, default=-1), -1, -1):
+        g = cts[i]
+        if g is None:
+            continue
+        entry = entries[i]
+        prim, parents, argnums, ans, args, kwargs = entry
+        if prim is None:
+            continue
+        cts[i] = None
+        if type(g) is Thunk:
+            g = g()
+        if type(g) is ZeroTangent:
+            _pass_zero(cts, parents)
+            continue
+        rule = _rules.get(prim) or rule_of(prim)
+        parent_cts = rule.pullback(g, argnums, ans, args, kwargs)
+        for observe in observers:
+            observe(i, entry, g, parent_cts)
+        for p, c in zip(parents, parent_cts):
+            old = cts[p]
+            cts[p] = c if old is None else add_tangents(old, c)
+    return cts
+
+
+def _pass_zero(cts, parents):
+    for p in parents:
+        if cts[p] is None:
+            cts[p] = ZERO

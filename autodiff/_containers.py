@@ -1,0 +1,153 @@
+"""autodiff's own registry of container types: how to list children and rebuild.
+
+``traversal`` registers into it, so what traversal can walk, ``grad`` can
+differentiate through.  Every container is described by a :class:`Node`:
+``children(x) -> (keys, values)``, ``rebuild(x, values) -> new x`` and
+``tangent(x, keys, values)``, the structural tangent of ``x``.
+"""
+
+import copy
+import dataclasses
+
+from ._tangents import Tangent
+
+
+class Node:
+    """How to see inside one container type."""
+
+    __slots__ = ("children", "rebuild", "tangent")
+
+    def __init__(self, children, rebuild, tangent):
+        self.children = children
+        self.rebuild = rebuild
+        self.tangent = tangent
+
+
+def _as_tangent(x, keys, values):
+    return Tangent(type(x), dict(zip(keys, values)))
+
+
+def _seq_children(x):
+    return range(len(x)), x
+
+
+def _dict_children(x):
+    return list(x), list(x.values())
+
+
+def _dict_rebuild(x, values):
+    return dict(zip(x, values))
+
+
+def _namedtuple_rebuild(x, values):
+    return type(x)(*values)
+
+
+def _dataclass_children(x):
+    names = [f.name for f in dataclasses.fields(x)]
+    return names, [getattr(x, n) for n in names]
+
+
+def _dataclass_rebuild(x, values):
+    new = copy.copy(x)
+    for f, v in zip(dataclasses.fields(x), values):
+        object.__setattr__(new, f.name, v)
+    return new
+
+
+def _tangent_children(x):
+    return list(x.fields), list(x.fields.values())
+
+
+def _tangent_rebuild(x, values):
+    return Tangent(x.primal_type, zip(x.fields, values))
+
+
+_BUILTIN = {
+    list: Node(_seq_children, lambda x, v: list(v), lambda x, k, v: list(v)),
+    tuple: Node(_seq_children, lambda x, v: tuple(v), lambda x, k, v: tuple(v)),
+    dict: Node(_dict_children, _dict_rebuild, lambda x, k, v: dict(zip(k, v))),
+    Tangent: Node(_tangent_children, _tangent_rebuild, _tangent_rebuild),
+}
+
+
+def _dict_subclass_rebuild(x, values):
+    new = copy.copy(x)
+    new.clear()
+    new.update(zip(list(x), values))
+    return new
+
+
+_DICT_SUBCLASS = Node(_dict_children, _dict_subclass_rebuild, lambda x, k, v: dict(zip(k, v)))
+_NAMEDTUPLE = Node(lambda x: (list(x._fields), list(x)), _namedtuple_rebuild, _namedtuple_rebuild)
+_DATACLASS = Node(_dataclass_children, _dataclass_rebuild, _as_tangent)
+
+_registry = dict(_BUILTIN)
+_leaves = set()
+_resolved = {}  # type -> Node or None, memoised lookups
+
+
+def register_container(cls, children, rebuild):
+    """Let autodiff (and traversal) see inside ``cls``.
+
+    ``children(x)`` returns a dict of named children or a sequence of them;
+    ``rebuild(x, children)`` returns a new object from children of the same form.
+    Its gradient is a ``Tangent`` naming ``cls``.
+    """
+    node = Node(*_user_functions(children, rebuild))
+    _registry[cls] = node
+    _leaves.discard(cls)
+    _resolved.clear()
+    return cls
+
+
+def _user_functions(children, rebuild):
+    def keyed_children(x):
+        kids = children(x)
+        if isinstance(kids, dict):
+            return list(kids), list(kids.values())
+        return range(len(kids)), list(kids)
+
+    def keyed_rebuild(x, values):
+        kids = children(x)
+        if isinstance(kids, dict):
+            return rebuild(x, dict(zip(kids, values)))
+        return rebuild(x, type(kids)(values) if isinstance(kids, (list, tuple)) else list(values))
+
+    def tangent(x, keys, values):
+        return Tangent(type(x), dict(zip(keys, values)))
+
+    return keyed_children, keyed_rebuild, tangent
+
+
+def register_leaf(cls):
+    """Make ``cls`` a leaf: never looked inside, even if it is a dataclass."""
+    _leaves.add(cls)
+    _registry.pop(cls, None)
+    _resolved.clear()
+    return cls
+
+
+def node_of(x):
+    """The :class:`Node` for ``x``, or ``None`` if ``x`` is a leaf."""
+    cls = type(x)
+    try:
+        return _resolved[cls]
+    except KeyError:
+        node = _resolved[cls] = _resolve(cls)
+        return node
+
+
+def _resolve(cls):
+    if cls in _leaves:
+        return None
+    for klass in cls.__mro__:
+        if klass in _registry and (klass is cls or klass not in _BUILTIN):
+            return _registry[klass]
+    if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+        return _NAMEDTUPLE
+    if dataclasses.is_dataclass(cls):
+        return _DATACLASS
+    if issubclass(cls, dict):
+        return _DICT_SUBCLASS
+    return None

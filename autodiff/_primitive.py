@@ -1,0 +1,105 @@
+"""Primitives and the one registry of their pullback rules.
+
+A :class:`Primitive` wraps a plain function on numpy values.  Called with
+traced arguments it unwraps those of the highest level, calls itself on the
+rest (so lower levels record on their own tapes) and records one entry on the
+highest tape.  Rules live in ``_rules``, keyed by the primitive object.
+"""
+
+from ._traced import Traced
+
+_rules = {}
+
+
+class Primitive:
+    """A function whose derivative is given by a registered rule, not traced."""
+
+    def __init__(self, fun, name=None):
+        self.fun = fun
+        self.__name__ = name or fun.__name__
+        self.__qualname__ = self.__name__
+        self.__doc__ = fun.__doc__
+        self.__module__ = fun.__module__
+        self.__wrapped__ = fun
+
+    def __call__(self, *args, **kwargs):
+        top = None
+        for a in args:
+            if type(a) is Traced and (top is None or a.level > top.level):
+                top = a
+        if top is None:
+            return self.fun(*args, **kwargs)
+        return _record(self, top.tape, args, kwargs)
+
+    def __repr__(self):
+        return f"<primitive {self.__name__}>"
+
+    def __reduce__(self):
+        return self.__module__ + "." + self.__name__
+
+
+def _record(prim, tape, args, kwargs):
+    if not tape.active:
+        raise _leaked(prim, tape)
+    argvals = list(args)
+    parents = []
+    argnums = []
+    for i, a in enumerate(args):
+        if type(a) is Traced and a.level == tape.level:
+            if a.tape is not tape:
+                raise _leaked(prim, a.tape)
+            argvals[i] = a.value
+            parents.append(a.index)
+            argnums.append(i)
+    ans = prim(*argvals, **kwargs)
+    entries = tape.entries
+    entries.append((prim, parents, argnums, ans, argvals, kwargs))
+    return Traced(ans, tape, len(entries) - 1)
+
+
+def _leaked(prim, tape):
+    return RuntimeError(
+        f"{prim.__name__}: got a traced value from a differentiation (level "
+        f"{tape.level}) that has already finished. A traced value escaped its "
+        "grad/vjp call, e.g. through a global, a closure or `has_aux` misuse. "
+        "Return it from the differentiated function instead of storing it."
+    )
+
+
+class Rule:
+    """How to pull a cotangent back through one primitive.
+
+    ``vjps[i](g, ans, *args, **kwargs)`` gives the cotangent of argument ``i``;
+    ``joint(g, argnums, ans, *args, **kwargs)`` gives all requested ones at once.
+    """
+
+    __slots__ = ("name", "vjps", "joint")
+
+    def __init__(self, name, vjps=(), joint=None):
+        self.name = name
+        self.vjps = vjps
+        self.joint = joint
+
+    def pullback(self, g, argnums, ans, args, kwargs):
+        if self.joint is not None:
+            return self.joint(g, argnums, ans, *args, **kwargs)
+        return [self._vjp_at(i)(g, ans, *args, **kwargs) for i in argnums]
+
+    def _vjp_at(self, i):
+        if i < len(self.vjps) and self.vjps[i] is not None:
+            return self.vjps[i]
+        raise NotImplementedError(
+            f"{self.name}: argument {i} has no pullback, so it cannot be "
+            "differentiated; pass it as a constant, or register a pullback for "
+            "it with autodiff.extend.defvjp"
+        )
+
+
+def rule_of(prim):
+    try:
+        return _rules[prim]
+    except KeyError:
+        raise NotImplementedError(
+            f"{prim.__name__} has no registered pullback; define one with "
+            "autodiff.extend.defvjp"
+        ) from None

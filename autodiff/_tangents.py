@@ -1,0 +1,187 @@
+"""Tangent types: symbolic zeros, "nothing to differentiate", lazy and structural tangents.
+
+``ZeroTangent`` and ``NoTangent`` are never materialised inside the engine;
+``Thunk`` defers work until a cotangent is really needed; ``Tangent`` is the
+structural tangent of an object other than a builtin container.
+"""
+
+import numpy as np
+
+
+class ZeroTangent:
+    """The derivative is zero (the value is connected, but nothing flows).
+
+    >>> ZeroTangent() is ZeroTangent()
+    True
+    """
+
+    __slots__ = ()
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "ZeroTangent()"
+
+    def __bool__(self):
+        return False
+
+
+class NoTangent:
+    """There is nothing to differentiate: ints, bools, strings, functions.
+
+    >>> NoTangent()
+    NoTangent()
+    """
+
+    __slots__ = ()
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return "NoTangent()"
+
+    def __bool__(self):
+        return False
+
+
+ZERO = ZeroTangent()
+NOTHING = NoTangent()
+
+
+class Thunk:
+    """A lazy cotangent: ``fn()`` runs only when the value is needed, and at most once.
+
+    >>> t = Thunk(lambda: 3.0)
+    >>> t.evaluated
+    False
+    >>> unthunk(t), t.evaluated
+    (3.0, True)
+    """
+
+    __slots__ = ("fn", "value", "evaluated")
+
+    def __init__(self, fn):
+        self.fn = fn
+        self.value = None
+        self.evaluated = False
+
+    def __call__(self):
+        if not self.evaluated:
+            self.value = unthunk(self.fn())
+            self.evaluated = True
+            self.fn = None
+        return self.value
+
+    def __repr__(self):
+        state = f"evaluated={self.value!r}" if self.evaluated else "unevaluated"
+        return f"Thunk({state})"
+
+
+def unthunk(x):
+    """Evaluate ``x`` if it is a :class:`Thunk`; return anything else unchanged.
+
+    >>> unthunk(2.5)
+    2.5
+    """
+    return x() if type(x) is Thunk else x
+
+
+class Tangent:
+    """The structural tangent of an object of type ``primal_type``.
+
+    Fields are read as attributes or by key; absent fields are ``None``.
+
+    >>> import collections
+    >>> g = Tangent(collections.Counter, {"weight": 1.0, "bias": None})
+    >>> g.weight, g["bias"]
+    (1.0, None)
+    >>> g
+    Tangent[Counter](weight=1.0, bias=None)
+    """
+
+    __slots__ = ("primal_type", "fields")
+
+    def __init__(self, primal_type, fields):
+        object.__setattr__(self, "primal_type", primal_type)
+        object.__setattr__(self, "fields", dict(fields))
+
+    def __getattr__(self, name):
+        try:
+            return self.fields[name]
+        except KeyError:
+            raise AttributeError(
+                f"Tangent[{self.primal_type.__name__}] has no field {name!r}; "
+                f"fields are {list(self.fields)}"
+            ) from None
+
+    def __getitem__(self, key):
+        return self.fields[key]
+
+    def __setattr__(self, name, value):
+        raise AttributeError("Tangent is immutable")
+
+    def __iter__(self):
+        return iter(self.fields)
+
+    def __eq__(self, other):
+        return (
+            type(other) is Tangent
+            and other.primal_type is self.primal_type
+            and other.fields.keys() == self.fields.keys()
+            and all(_same(self.fields[k], other.fields[k]) for k in self.fields)
+        )
+
+    __hash__ = None
+
+    def __add__(self, other):
+        return add_tangents(self, other)
+
+    __radd__ = __add__
+
+    def __repr__(self):
+        body = ", ".join(f"{k}={v!r}" for k, v in self.fields.items())
+        return f"Tangent[{self.primal_type.__name__}]({body})"
+
+
+def _same(a, b):
+    if a is None or b is None:
+        return a is b
+    if isinstance(a, (Tangent, tuple, list, dict)):
+        return a == b
+    return bool(np.array_equal(a, b))
+
+
+def add_tangents(a, b):
+    """Accumulate two cotangents: zero + x = x, thunks unthunked, structures field-wise.
+
+    >>> add_tangents(ZeroTangent(), 2.0), add_tangents(None, 2.0)
+    (2.0, 2.0)
+    >>> add_tangents((1.0, ZeroTangent()), (2.0, 3.0))
+    (3.0, 3.0)
+    """
+    if a is None or type(a) is ZeroTangent or type(a) is NoTangent:
+        return b if b is not None else a
+    if b is None or type(b) is ZeroTangent or type(b) is NoTangent:
+        return a
+    a, b = unthunk(a), unthunk(b)
+    kind = type(a)
+    if kind is tuple or kind is list:
+        return kind(add_tangents(x, y) for x, y in zip(a, b))
+    if kind is dict:
+        return _add_fields(a, b)
+    if kind is Tangent:
+        return Tangent(a.primal_type, _add_fields(a.fields, b.fields))
+    return a + b
+
+
+def _add_fields(a, b):
+    keys = list(a) + [k for k in b if k not in a]
+    return {k: add_tangents(a.get(k), b.get(k)) for k in keys}

@@ -1,0 +1,80 @@
+"""Traced values, tapes and nesting levels.
+
+Each differentiation opens a :class:`Tape` one level above the innermost
+active tape of the current thread.  A :class:`Traced` value carries its
+value, its tape (and so its level) and its index on that tape.  Because the
+value inside may itself be a ``Traced`` of a lower level, an inner derivative
+never confuses an outer variable for its own.
+"""
+
+import threading
+
+_state = threading.local()
+
+
+class Tape:
+    """One differentiation's record: a list of entries, appended in order.
+
+    An entry is ``(primitive, parents, argnums, ans, args, kwargs)``; inputs
+    are entries whose primitive is ``None``.  ``active`` is true while the
+    forward function runs; a traced value of a closed tape that reaches a
+    primitive has leaked out of its differentiation.
+    """
+
+    __slots__ = ("level", "entries", "active", "__weakref__")
+
+    def __init__(self, level):
+        self.level = level
+        self.entries = []
+        self.active = True
+
+
+class Traced:
+    """A value being differentiated at ``level``; the value may be traced too."""
+
+    __slots__ = ("value", "level", "tape", "index")
+
+    def __init__(self, value, tape, index):
+        self.value = value
+        self.level = tape.level
+        self.tape = tape
+        self.index = index
+
+    def __repr__(self):
+        return f"Traced({self.value!r}, level={self.level})"
+
+
+def current_level():
+    """The level of the innermost open tape in this thread (0 when none)."""
+    return getattr(_state, "level", 0)
+
+
+class open_tape:
+    """Context manager: open a tape at the next level of this thread."""
+
+    __slots__ = ("tape",)
+
+    def __enter__(self):
+        level = current_level() + 1
+        _state.level = level
+        self.tape = Tape(level)
+        return self.tape
+
+    def __exit__(self, *exc):
+        self.tape.active = False
+        _state.level = self.tape.level - 1
+        return False
+
+
+def new_input(tape, value):
+    """Put ``value`` on ``tape`` as an input and return its traced stand-in."""
+    index = len(tape.entries)
+    tape.entries.append((None, (), (), None, (), None))
+    return Traced(value, tape, index)
+
+
+def value_of(x):
+    """Strip every level of tracing from ``x``."""
+    while type(x) is Traced:
+        x = x.value
+    return x

@@ -1,0 +1,205 @@
+"""The one road to the gradient: grad -> value_and_grad -> tape -> backward.
+
+``vjp`` is the general form (any output structure, reusable pullback);
+``grad`` and ``value_and_grad`` specialise it to scalar outputs.
+"""
+
+import numpy as np
+
+from ._arguments import gradient_of, trace_arguments
+from ._backward import backward
+from ._containers import node_of
+from ._traced import Traced, open_tape, value_of
+from ._trees import format_path, rebuild_node, transform
+
+
+def vjp(f, *primals, has_aux=False):
+    """Run ``f(*primals)`` and return ``(out, pullback)`` (and ``aux`` with ``has_aux``).
+
+    ``pullback(ct)`` takes a cotangent shaped like ``out`` and returns a tuple
+    with one gradient per primal, in the primal's structure.  It may be called
+    many times.
+
+    >>> import autodiff.numpy as anp
+    >>> out, pullback = vjp(anp.sin, 0.0)
+    >>> pullback(2.0)
+    (2.0,)
+    """
+    argnums = range(len(primals))
+    with open_tape() as tape:
+        args, seen = trace_arguments(tape, primals, argnums)
+        out, aux = _split_aux(f(*args), has_aux, "vjp")
+    value, outputs = _unwrap_outputs(out, tape)
+    pullback = Pullback(tape, primals, seen, out, outputs)
+    if has_aux:
+        return value, pullback, _unwrap_outputs(aux, tape)[0]
+    return value, pullback
+
+
+class Pullback:
+    """The pullback returned by :func:`vjp`: cotangent of the output -> gradients of the primals."""
+
+    def __init__(self, tape, primals, seen, out, outputs):
+        self._tape, self._primals, self._seen = tape, primals, seen
+        self._out, self._outputs = out, outputs
+
+    def __call__(self, ct):
+        cts = self._seeds(ct)
+        all_cts = backward(self._tape, cts)
+        return tuple(gradient_of(p, i, self._seen, all_cts) for i, p in enumerate(self._primals))
+
+    def _seeds(self, ct):
+        given = transform(ct, lambda p, leaf: leaf, rebuild_node) if node_of(ct) is not None else ct
+        leaves = _leaf_list(given)
+        if len(leaves) != len(self._outputs):
+            raise ValueError(
+                f"vjp pullback: the cotangent has {len(leaves)} leaves but the output "
+                f"has {len(self._outputs)}; pass a cotangent shaped like the output"
+            )
+        seeds = {}
+        for (path, leaf), (index, value) in zip(leaves, self._outputs):
+            _check_cotangent(path, leaf, value)
+            if index is not None and leaf is not None:
+                seeds[index] = seeds[index] + leaf if index in seeds else leaf
+        return seeds
+
+
+def _leaf_list(tree):
+    out = []
+    transform(tree, lambda p, leaf: out.append((p, leaf)), lambda *a: None)
+    return out
+
+
+def _check_cotangent(path, ct, value):
+    if ct is None:
+        return
+    value, ct = value_of(value), value_of(ct)
+    want_shape, got_shape = np.shape(value), np.shape(ct)
+    want, got = np.result_type(value), np.result_type(ct)
+    scalar_ok = isinstance(ct, (float, int)) and want_shape == () and want.kind in "fc"
+    if want_shape != got_shape or (want != got and not scalar_ok):
+        where = "" if not path else f" at {format_path((None,) + path)[8:]}"
+        raise ValueError(
+            f"vjp pullback: cotangent{where} has shape {got_shape} and dtype {got}, "
+            f"but the output has shape {want_shape} and dtype {want}; pass a "
+            "cotangent of the output's exact shape and dtype"
+        )
+
+
+def _unwrap_outputs(out, tape):
+    """Strip this tape's tracing from ``out``; list ``(entry index or None, value)`` per leaf."""
+    outputs = []
+
+    def leaf_fn(path, leaf):
+        if type(leaf) is Traced and leaf.tape is tape:
+            outputs.append((leaf.index, leaf.value))
+            return leaf.value
+        outputs.append((None, leaf))
+        return leaf
+
+    return transform(out, leaf_fn, rebuild_node), outputs
+
+
+def _split_aux(result, has_aux, name):
+    if not has_aux:
+        return result, None
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise TypeError(
+            f"{name}(..., has_aux=True): the function must return a pair "
+            f"(output, aux), but it returned a {type(result).__name__}; return "
+            "`out, aux`, or drop has_aux=True"
+        )
+    return result[0], result[1]
+
+
+def value_and_grad(f, argnums=0, has_aux=False):
+    """Like :func:`grad`, but the new function returns ``(value, gradient)``.
+
+    >>> import autodiff.numpy as anp
+    >>> value, g = value_and_grad(lambda x: x * x)(3.0)
+    >>> float(value), g
+    (9.0, 6.0)
+    """
+
+    def value_and_grad_f(*args, **kwargs):
+        nums = _argnums(argnums, len(args))
+        with open_tape() as tape:
+            traced, seen = trace_arguments(tape, args, nums)
+            out, aux = _split_aux(f(*traced, **kwargs), has_aux, "grad")
+        value, index = _scalar_output(out, tape)
+        cts = [None] * len(tape.entries)
+        if index is not None:
+            cts = backward(tape, {index: _one_like(value)})
+        grads = [gradient_of(args[i], i, seen, cts) for i in nums]
+        grads = tuple(grads) if isinstance(argnums, (tuple, list)) else grads[0]
+        if has_aux:
+            return (value, _unwrap_outputs(aux, tape)[0]), grads
+        return value, grads
+
+    value_and_grad_f.__name__ = f"value_and_grad({getattr(f, '__name__', 'f')})"
+    return value_and_grad_f
+
+
+def grad(f, argnums=0, has_aux=False):
+    """Return a function computing the gradient of the scalar function ``f``.
+
+    ``argnums`` (an int or a tuple of ints) picks the arguments to
+    differentiate.  Each gradient mirrors its argument: arrays and floats get
+    arrays and floats (zeros when unused); containers get containers, with
+    ``None`` where no cotangent reached (see ``design.md`` section 2).
+
+    >>> import autodiff.numpy as anp
+    >>> grad(anp.sin)(0.0)
+    1.0
+    >>> grad(lambda x: x * grad(lambda y: x * y)(x))(1.0)
+    2.0
+    """
+    value_and_grad_f = value_and_grad(f, argnums, has_aux)
+
+    def grad_f(*args, **kwargs):
+        value, g = value_and_grad_f(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    grad_f.__name__ = f"grad({getattr(f, '__name__', 'f')})"
+    return grad_f
+
+
+def _argnums(argnums, nargs):
+    nums = tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
+    for n in nums:
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n < nargs:
+            raise ValueError(
+                f"grad: argnums={argnums!r} is out of range for a call with "
+                f"{nargs} positional argument(s); use integers from 0 to {nargs - 1}"
+            )
+    return nums
+
+
+def _scalar_output(out, tape):
+    value = out.value if type(out) is Traced and out.tape is tape else out
+    plain = value_of(value)
+    if not isinstance(plain, (float, int, np.number, np.ndarray)) or np.ndim(plain) != 0:
+        raise TypeError(
+            f"grad: the function must return a scalar, but it returned "
+            f"{_describe(plain)}. Reduce it to a scalar (e.g. `.sum()`), or use "
+            "autodiff.jacobian / autodiff.vjp for non-scalar outputs"
+        )
+    if np.result_type(plain).kind == "c":
+        raise TypeError(
+            "grad: the function returned a complex scalar; grad needs a real one. "
+            "Take `.real` or abs(...) of it, or use autodiff.vjp with a complex cotangent"
+        )
+    return value, (out.index if value is not out else None)
+
+
+def _describe(value):
+    if hasattr(value, "shape"):
+        return f"an array of shape {np.shape(value)}"
+    return f"a {type(value).__name__}"
+
+
+def _one_like(value):
+    value = value_of(value)
+    if isinstance(value, float):
+        return 1.0
+    return np.ones((), np.result_type(value))[()]

@@ -1,0 +1,53 @@
+"""The door for rule writers: define primitives and their pullbacks.
+
+Every built-in op, ``traversal`` and user code define rules through this
+module alone.
+
+>>> import numpy as np
+>>> import autodiff
+>>> from autodiff.extend import primitive, defvjp
+>>> cube = primitive(lambda x: x ** 3, name="cube")
+>>> defvjp(cube, lambda g, ans, x: g * 3 * x ** 2)
+>>> autodiff.grad(cube)(2.0)
+12.0
+>>> autodiff.grad(autodiff.grad(cube))(2.0)  # the pullback is differentiable
+12.0
+"""
+
+from ._arguments import is_differentiable
+from ._containers import register_container, register_leaf
+from ._primitive import Primitive, Rule, _rules
+from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, add_tangents, unthunk
+from ._traced import Traced, value_of
+
+__all__ = [
+    "primitive", "defvjp", "defvjp_joint", "Primitive", "Traced", "value_of",
+    "is_differentiable", "register_container", "register_leaf",
+    "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents",
+]
+
+
+def primitive(fun, name=None):
+    """Wrap ``fun`` (a function on plain values) as a primitive; give it a rule with ``defvjp``."""
+    return Primitive(fun, name)
+
+
+def defvjp(prim, *vjps):
+    """Register one pullback per positional argument of ``prim``.
+
+    ``vjps[i](g, ans, *args, **kwargs)`` returns the cotangent of argument
+    ``i`` given the output cotangent ``g`` and the forward output ``ans``.  It
+    must be written with differentiable ops (``autodiff.numpy``) so that
+    higher derivatives work, and may return ``ZeroTangent()`` or a ``Thunk``.
+    ``None`` marks an argument that cannot be differentiated.
+    """
+    _rules[prim] = Rule(prim.__name__, tuple(vjps))
+
+
+def defvjp_joint(prim, pullback):
+    """Register one pullback for all arguments at once.
+
+    ``pullback(g, argnums, ans, *args, **kwargs)`` returns a sequence with one
+    cotangent per entry of ``argnums`` (the positions that need one).
+    """
+    _rules[prim] = Rule(prim.__name__, joint=pullback)

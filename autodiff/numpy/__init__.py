@@ -1,0 +1,49 @@
+"""A differentiable numpy namespace: ``import autodiff.numpy as anp``.
+
+Each op is a primitive with its pullback beside it (or a composition of
+primitives), so ``grad`` of code written against ``anp`` works to any order.
+
+>>> import numpy as np
+>>> import autodiff
+>>> import autodiff.numpy as anp
+>>> autodiff.grad(lambda x: anp.sum(anp.sin(x) ** 2))(np.zeros(3))
+array([0., 0., 0.])
+"""
+
+from . import _interop, _methods
+from ._broadcast import broadcast_to
+from ._elementwise import (
+    abs,
+    absolute,
+    add,
+    cos,
+    divide,
+    exp,
+    log,
+    multiply,
+    negative,
+    power,
+    sign,
+    sin,
+    sqrt,
+    square,
+    subtract,
+    tanh,
+    true_divide,
+    where,
+)
+from ._indexing import getitem
+from ._linalg import dot, matmul
+from ._reductions import mean, sum
+from ._shape import expand_dims, ravel, reshape, squeeze, stack, swapaxes, transpose
+
+__all__ = [
+    "abs", "absolute", "add", "broadcast_to", "cos", "divide", "dot", "exp",
+    "expand_dims", "getitem", "log", "matmul", "mean", "multiply", "negative",
+    "power", "ravel", "reshape", "sign", "sin", "sqrt", "square", "squeeze", "stack",
+    "subtract", "sum", "swapaxes", "tanh", "transpose", "true_divide", "where",
+]
+
+_methods.install()
+_interop.install()
+_interop.register_routes({name: globals()[name] for name in __all__})

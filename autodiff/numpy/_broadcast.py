@@ -1,0 +1,57 @@
+"""Broadcasting and casting primitives, and ``unbroadcast`` for binary pullbacks.
+
+``broadcast_to`` and ``sum_to_shape`` are each other's pullbacks, so every
+binary op's pullback stays differentiable to any order.
+"""
+
+import numpy as np
+
+from ..extend import Traced, defvjp, primitive
+
+
+def shape_of(x):
+    """Shape of a plain or traced value (a Python scalar has shape ``()``)."""
+    while type(x) is Traced:
+        x = x.value
+    return x.shape if type(x) is np.ndarray else np.shape(x)
+
+
+def dtype_of(x):
+    """dtype of a plain or traced value; Python floats are float64."""
+    while type(x) is Traced:
+        x = x.value
+    return x.dtype if type(x) is np.ndarray else np.result_type(x)
+
+
+def _sum_to_shape(g, shape):
+    g = np.asarray(g)
+    lead = g.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and g.shape[i + lead] != 1
+    )
+    return np.sum(g, axis=axes).reshape(shape) if axes else g.reshape(shape)
+
+
+sum_to_shape = primitive(_sum_to_shape, "sum_to_shape")
+broadcast_to = primitive(np.broadcast_to, "broadcast_to")
+defvjp(sum_to_shape, lambda g, ans, x, shape: broadcast_to(g, shape_of(x)))
+defvjp(broadcast_to, lambda g, ans, x, shape: sum_to_shape(g, shape_of(x)))
+
+
+def _cast(x, dtype):
+    x = np.asarray(x)
+    return x.astype(dtype, copy=False) if dtype.kind == "c" or x.dtype.kind != "c" else x.real.astype(dtype)
+
+
+cast = primitive(_cast, "cast")
+defvjp(cast, lambda g, ans, x, dtype: cast(g, dtype_of(x)))
+
+
+def unbroadcast(g, x):
+    """Sum ``g`` down to the shape of ``x`` and cast it to ``x``'s dtype."""
+    shape, dtype = shape_of(x), dtype_of(x)
+    if shape_of(g) != shape:
+        g = sum_to_shape(g, shape)
+    if dtype_of(g) != dtype:
+        g = cast(g, dtype)
+    return g

@@ -1,0 +1,51 @@
+"""Indexing: basic slices, integer and boolean arrays.
+
+The pullback scatter-adds, so repeated indices accumulate; scatter-add's own
+pullback is indexing again.
+"""
+
+import numpy as np
+
+from ..extend import ZeroTangent, defvjp, primitive
+from ._broadcast import dtype_of, shape_of
+
+
+def _getitem(x, index):
+    return x[index]
+
+
+getitem = primitive(_getitem, "getitem")
+
+
+def _scatter_add(g, shape, dtype, index):
+    out = np.zeros(shape, dtype)
+    if _is_basic(index):
+        out[index] = g
+    else:
+        np.add.at(out, index, g)
+    return out
+
+
+def _is_basic(index):
+    parts = index if type(index) is tuple else (index,)
+    return all(p is None or p is Ellipsis or isinstance(p, (int, np.integer, slice)) for p in parts)
+
+
+scatter_add = primitive(_scatter_add, "scatter_add")
+defvjp(getitem, lambda g, ans, x, index: scatter_add(g, shape_of(x), dtype_of(x), index))
+defvjp(scatter_add, lambda g, ans, h, shape, dtype, index: getitem(g, index))
+
+
+def _tuple_item(t, i):
+    return t[i]
+
+
+tuple_item = primitive(_tuple_item, "tuple_item")
+
+
+def _tuple_item_vjp(g, ans, t, i):
+    n = len(t)
+    return tuple(g if k == i % n else ZeroTangent() for k in range(n))
+
+
+defvjp(tuple_item, _tuple_item_vjp)

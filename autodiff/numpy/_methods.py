@@ -1,0 +1,97 @@
+"""Array behaviour of traced values: operators, properties and methods.
+
+Installed on ``Traced`` by ``autodiff.numpy``, so the core engine knows
+nothing about arrays.  Comparisons are not differentiable and return plain
+boolean arrays, so Python control flow on traced values works.
+"""
+
+import operator
+
+import numpy as np
+
+from ..extend import Traced, value_of
+from . import _broadcast, _indexing, _linalg
+from . import _elementwise as E
+from . import _reductions as R
+from . import _shape as S
+
+
+def _binary(f):
+    return lambda self, other: f(self, other)
+
+
+def _flip(f):
+    return lambda self, other: f(other, self)
+
+
+def _method(f):
+    return lambda self, *args, **kwargs: f(self, *args, **kwargs)
+
+
+def _compare(op):
+    return lambda self, other: op(value_of(self), value_of(other))
+
+
+def _getitem(self, index):
+    if isinstance(value_of(self), tuple):
+        return _indexing.tuple_item(self, index)
+    return _indexing.getitem(self, _plain_index(index))
+
+
+def _plain_index(index):
+    if type(index) is tuple:
+        return tuple(value_of(i) for i in index)
+    return value_of(index)
+
+
+def _iter(self):
+    return (self[i] for i in range(len(self)))
+
+
+def _float(self):
+    raise TypeError(
+        "float() of a traced value would detach it from differentiation. Keep "
+        "it as an array (e.g. `x.sum()`), or use autodiff.stop_gradient(x) if "
+        "you really want a constant"
+    )
+
+
+def _reshape(self, *shape, order="C"):
+    return S.reshape(self, shape[0] if len(shape) == 1 else shape, order=order)
+
+
+def _transpose(self, *axes):
+    return S.transpose(self, (axes[0] if len(axes) == 1 else axes) or None)
+
+
+METHODS = {
+    "__add__": _binary(E.add), "__radd__": _flip(E.add),
+    "__sub__": _binary(E.subtract), "__rsub__": _flip(E.subtract),
+    "__mul__": _binary(E.multiply), "__rmul__": _flip(E.multiply),
+    "__truediv__": _binary(E.divide), "__rtruediv__": _flip(E.divide),
+    "__pow__": _binary(E.power), "__rpow__": _flip(E.power),
+    "__matmul__": _binary(_linalg.matmul), "__rmatmul__": _flip(_linalg.matmul),
+    "__neg__": _method(E.negative), "__abs__": _method(E.absolute), "__pos__": lambda self: self,
+    "__lt__": _compare(operator.lt), "__le__": _compare(operator.le),
+    "__gt__": _compare(operator.gt), "__ge__": _compare(operator.ge),
+    "__eq__": _compare(np.equal), "__ne__": _compare(np.not_equal),
+    "__getitem__": _getitem, "__iter__": _iter,
+    "__len__": lambda self: len(value_of(self)),
+    "__bool__": lambda self: bool(value_of(self)),
+    "__float__": _float, "__complex__": _float,
+    "__int__": lambda self: int(value_of(self)),
+    "__hash__": None,
+    "shape": property(_broadcast.shape_of),
+    "dtype": property(_broadcast.dtype_of),
+    "ndim": property(lambda self: len(_broadcast.shape_of(self))),
+    "size": property(lambda self: int(np.prod(_broadcast.shape_of(self)))),
+    "T": property(lambda self: S.transpose(self)),
+    "sum": _method(R.sum), "mean": _method(R.mean), "dot": _method(_linalg.dot),
+    "reshape": _reshape, "transpose": _transpose, "ravel": _method(S.ravel),
+    "squeeze": _method(S.squeeze),
+}
+
+
+def install():
+    for name, value in METHODS.items():
+        setattr(Traced, name, value)
