@@ -67,7 +67,7 @@ _BUILTIN = {
     list: Node(_seq_children, lambda x, v: list(v), lambda x, k, v: list(v)),
     tuple: Node(_seq_children, lambda x, v: tuple(v), lambda x, k, v: tuple(v)),
     dict: Node(_dict_children, _dict_rebuild, lambda x, k, v: dict(zip(k, v))),
-    Tangent: Node(_tangent_children, _tangent_rebuild, _tangent_rebuild),
+    Tangent: Node(_tangent_children, _tangent_rebuild, lambda x, k, v: _tangent_rebuild(x, v)),
 }
 
 
@@ -79,7 +79,9 @@ def _dict_subclass_rebuild(x, values):
 
 
 _DICT_SUBCLASS = Node(_dict_children, _dict_subclass_rebuild, lambda x, k, v: dict(zip(k, v)))
-_NAMEDTUPLE = Node(lambda x: (list(x._fields), list(x)), _namedtuple_rebuild, _namedtuple_rebuild)
+_NAMEDTUPLE = Node(
+    lambda x: (list(x._fields), list(x)), _namedtuple_rebuild, lambda x, k, v: _namedtuple_rebuild(x, v)
+)
 _DATACLASS = Node(_dataclass_children, _dataclass_rebuild, _as_tangent)
 
 _registry = dict(_BUILTIN)

@@ -3,6 +3,7 @@
 import numpy as np
 
 from ._arguments import is_differentiable
+from ._containers import node_of
 from ._traced import value_of
 from ._transforms import vjp
 from ._trees import format_path, leaves, rebuild_node, transform
@@ -32,6 +33,7 @@ def gradcheck(f, *args, order=1, eps=1e-6, rtol=None, atol=None, seed=0):
     True
     """
     rng = np.random.default_rng(seed)
+    f, args = _constants_closed_over(f, args)
     if order == 2:
         u = _random_like(f(*args), rng)
         return gradcheck(_vjp_of(f, u), *args, order=1, eps=eps, rtol=rtol, atol=atol, seed=seed + 1)
@@ -59,11 +61,40 @@ def gradcheck(f, *args, order=1, eps=1e-6, rtol=None, atol=None, seed=0):
     return True
 
 
+def _constants_closed_over(f, args):
+    """Bare non-float arguments (ints, strings, callables) are held constant."""
+    keep = [i for i, a in enumerate(args) if is_differentiable(a) or node_of(a) is not None]
+    if len(keep) == len(args):
+        return f, args
+
+    def f_of_kept(*kept):
+        full = list(args)
+        for i, a in zip(keep, kept):
+            full[i] = a
+        return f(*full)
+
+    return f_of_kept, tuple(args[i] for i in keep)
+
+
 def _vjp_of(f, u):
     def vjp_f(*xs):
-        return vjp(f, *xs)[1](u)
+        out, pullback = vjp(f, *xs)
+        return pullback(_like(u, out))
 
     return vjp_f
+
+
+def _like(u, out):
+    """``u`` cast to ``out``'s dtypes (finite differences run ``f`` in float64)."""
+    it = iter([leaf for _, leaf in leaves(out)])
+
+    def leaf_fn(path, leaf):
+        target = value_of(next(it))
+        if leaf is None or isinstance(leaf, (float, complex)):
+            return leaf
+        return np.asarray(leaf, np.result_type(target))
+
+    return transform(u, leaf_fn, rebuild_node)
 
 
 def _distinct_leaves(args, grads):
@@ -106,8 +137,8 @@ def _numeric(f, args, leaf, v, u, eps):
 def _float64(args):
     def leaf_fn(path, x):
         v = value_of(x)
-        if isinstance(v, np.ndarray) and v.dtype == np.float32:
-            return _Widened(v.astype(np.float64), x)
+        if isinstance(v, (np.ndarray, np.generic)) and v.dtype == np.float32:
+            return _Widened(np.asarray(v, np.float64), x)
         return x
 
     return transform(list(args), leaf_fn, rebuild_node)

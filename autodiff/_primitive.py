@@ -70,7 +70,9 @@ class Rule:
     """How to pull a cotangent back through one primitive.
 
     ``vjps[i](g, ans, *args, **kwargs)`` gives the cotangent of argument ``i``;
-    ``joint(g, argnums, ans, *args, **kwargs)`` gives all requested ones at once.
+    ``joint(g, ans, *args, **kwargs)`` gives one per positional argument at
+    once; only those of traced arguments are kept, so a ``Thunk`` given for a
+    constant is never evaluated.
     """
 
     __slots__ = ("name", "vjps", "joint")
@@ -82,7 +84,8 @@ class Rule:
 
     def pullback(self, g, argnums, ans, args, kwargs):
         if self.joint is not None:
-            return self.joint(g, argnums, ans, *args, **kwargs)
+            cts = self.joint(g, ans, *args, **kwargs)
+            return [cts[i] for i in argnums]
         return [self._vjp_at(i)(g, ans, *args, **kwargs) for i in argnums]
 
     def _vjp_at(self, i):

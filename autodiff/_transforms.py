@@ -8,7 +8,6 @@ import numpy as np
 
 from ._arguments import gradient_of, trace_arguments
 from ._backward import backward
-from ._containers import node_of
 from ._traced import Traced, open_tape, value_of
 from ._trees import format_path, rebuild_node, transform
 
@@ -49,12 +48,11 @@ class Pullback:
         return tuple(gradient_of(p, i, self._seen, all_cts) for i, p in enumerate(self._primals))
 
     def _seeds(self, ct):
-        given = transform(ct, lambda p, leaf: leaf, rebuild_node) if node_of(ct) is not None else ct
-        leaves = _leaf_list(given)
+        leaves = _leaf_list(ct)
         if len(leaves) != len(self._outputs):
             raise ValueError(
-                f"vjp pullback: the cotangent has {len(leaves)} leaves but the output "
-                f"has {len(self._outputs)}; pass a cotangent shaped like the output"
+                f"vjp pullback: the cotangent has {len(leaves)} leaf/leaves but the output "
+                f"has {len(self._outputs)}; pass a cotangent with the output's structure"
             )
         seeds = {}
         for (path, leaf), (index, value) in zip(leaves, self._outputs):
@@ -106,7 +104,7 @@ def _split_aux(result, has_aux, name):
     if not (isinstance(result, (tuple, list)) and len(result) == 2):
         raise TypeError(
             f"{name}(..., has_aux=True): the function must return a pair "
-            f"(output, aux), but it returned a {type(result).__name__}; return "
+            f"(output, aux), but it returned {_describe(value_of(result))}; return "
             "`out, aux`, or drop has_aux=True"
         )
     return result[0], result[1]
@@ -193,8 +191,8 @@ def _scalar_output(out, tape):
 
 
 def _describe(value):
-    if hasattr(value, "shape"):
-        return f"an array of shape {np.shape(value)}"
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape}"
     return f"a {type(value).__name__}"
 
 

@@ -47,7 +47,8 @@ def defvjp(prim, *vjps):
 def defvjp_joint(prim, pullback):
     """Register one pullback for all arguments at once.
 
-    ``pullback(g, argnums, ans, *args, **kwargs)`` returns a sequence with one
-    cotangent per entry of ``argnums`` (the positions that need one).
+    ``pullback(g, ans, *args, **kwargs)`` returns a sequence with one
+    cotangent per positional argument.  Only those of traced arguments are
+    used: wrap costly ones in ``Thunk`` so that a constant's is never computed.
     """
     _rules[prim] = Rule(prim.__name__, joint=pullback)

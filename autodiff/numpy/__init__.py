@@ -34,6 +34,7 @@ from ._elementwise import (
 )
 from ._indexing import getitem
 from ._linalg import dot, matmul
+from ._nondiff import NONDIFF
 from ._reductions import mean, sum
 from ._shape import expand_dims, ravel, reshape, squeeze, stack, swapaxes, transpose
 
@@ -43,6 +44,9 @@ __all__ = [
     "power", "ravel", "reshape", "sign", "sin", "sqrt", "square", "squeeze", "stack",
     "subtract", "sum", "swapaxes", "tanh", "transpose", "true_divide", "where",
 ]
+
+globals().update(NONDIFF)
+__all__ += list(NONDIFF)
 
 _methods.install()
 _interop.install()

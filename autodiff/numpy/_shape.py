@@ -57,11 +57,11 @@ def _stack(*arrays, axis=0):
 _stack_p = primitive(_stack, "stack")
 
 
-def _stack_vjp(g, argnums, ans, *arrays, axis=0):
+def _stack_vjp(g, ans, *arrays, axis=0):
     from ._indexing import getitem
 
     where = (slice(None),) * (axis % len(shape_of(ans)))
-    return [getitem(g, where + (i,)) for i in argnums]
+    return [getitem(g, where + (i,)) for i in range(len(arrays))]
 
 
 defvjp_joint(_stack_p, _stack_vjp)

@@ -1,0 +1,9 @@
+import numpy as np
+import pytest
+
+collect_ignore = ["op_table.py"]
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(0)
