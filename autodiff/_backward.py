@@ -33,9 +33,22 @@ def backward(tape, seeds):
             _pass_zero(cts, parents)
             continue
         rule = _rules.get(prim) or rule_of(prim)
-        parent_cts = rule.pullback(g, argnums, ans, args, kwargs)
-        for observe in observers:
-            observe(i, entry, g, parent_cts)
+        if type(rule) is tuple:  # one pullback per argument
+            if len(argnums) == 1:
+                c = rule[argnums[0]](g, ans, *args, **kwargs)
+                p = parents[0]
+                old = cts[p]
+                cts[p] = c if old is None else add_tangents(old, c)
+                if observers:
+                    for observe in observers:
+                        observe(i, entry, g, (c,))
+                continue
+            parent_cts = [rule[k](g, ans, *args, **kwargs) for k in argnums]
+        else:
+            parent_cts = rule(g, argnums, ans, args, kwargs)
+        if observers:
+            for observe in observers:
+                observe(i, entry, g, parent_cts)
         for p, c in zip(parents, parent_cts):
             old = cts[p]
             cts[p] = c if old is None else add_tangents(old, c)

@@ -3,7 +3,9 @@
 A :class:`Primitive` wraps a plain function on numpy values.  Called with
 traced arguments it unwraps those of the highest level, calls itself on the
 rest (so lower levels record on their own tapes) and records one entry on the
-highest tape.  Rules live in ``_rules``, keyed by the primitive object.
+highest tape.  Rules live in ``_rules``, keyed by the primitive object; a rule is a function
+``rule(g, argnums, ans, args, kwargs)`` returning one cotangent per traced
+argument, or a tuple of per-argument pullbacks ``vjp(g, ans, *args, **kwargs)``.
 """
 
 from ._traced import Traced
@@ -44,17 +46,23 @@ def _record(prim, tape, args, kwargs):
     argvals = list(args)
     parents = []
     argnums = []
-    for i, a in enumerate(args):
-        if type(a) is Traced and a.level == tape.level:
-            if a.tape is not tape:
-                raise _leaked(prim, a.tape)
-            argvals[i] = a.value
-            parents.append(a.index)
-            argnums.append(i)
-    ans = prim(*argvals, **kwargs)
+    level = tape.level
+    lower = False  # do traced values of lower levels remain inside?
+    i = 0
+    for a in args:
+        if type(a) is Traced:
+            if a.level == level:
+                if a.tape is not tape:
+                    raise _leaked(prim, a.tape)
+                parents.append(a.index)
+                argnums.append(i)
+                argvals[i] = a = a.value
+            lower = lower or type(a) is Traced
+        i += 1
+    ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
     entries = tape.entries
     entries.append((prim, parents, argnums, ans, argvals, kwargs))
-    return Traced(ans, tape, len(entries) - 1)
+    return Traced(ans, tape, len(entries) - 1, level)
 
 
 def _leaked(prim, tape):
@@ -66,36 +74,31 @@ def _leaked(prim, tape):
     )
 
 
-class Rule:
-    """How to pull a cotangent back through one primitive.
+def per_argument_rule(name, vjps):
+    """A rule from one pullback per argument: ``vjps[i](g, ans, *args, **kwargs)``."""
 
-    ``vjps[i](g, ans, *args, **kwargs)`` gives the cotangent of argument ``i``;
-    ``joint(g, ans, *args, **kwargs)`` gives one per positional argument at
-    once; only those of traced arguments are kept, so a ``Thunk`` given for a
-    constant is never evaluated.
-    """
-
-    __slots__ = ("name", "vjps", "joint")
-
-    def __init__(self, name, vjps=(), joint=None):
-        self.name = name
-        self.vjps = vjps
-        self.joint = joint
-
-    def pullback(self, g, argnums, ans, args, kwargs):
-        if self.joint is not None:
-            cts = self.joint(g, ans, *args, **kwargs)
-            return [cts[i] for i in argnums]
-        return [self._vjp_at(i)(g, ans, *args, **kwargs) for i in argnums]
-
-    def _vjp_at(self, i):
-        if i < len(self.vjps) and self.vjps[i] is not None:
-            return self.vjps[i]
+    def missing(*args, **kwargs):
         raise NotImplementedError(
-            f"{self.name}: argument {i} has no pullback, so it cannot be "
+            f"{name}: this argument has no pullback, so it cannot be "
             "differentiated; pass it as a constant, or register a pullback for "
             "it with autodiff.extend.defvjp"
         )
+
+    return tuple(v if v is not None else missing for v in vjps) + (missing,) * 8
+
+
+def joint_rule(joint):
+    """A rule from one pullback giving every argument's cotangent.
+
+    Only the cotangents of traced arguments are kept, so a ``Thunk`` given
+    for a constant is never evaluated.
+    """
+
+    def rule(g, argnums, ans, args, kwargs):
+        cts = joint(g, ans, *args, **kwargs)
+        return [cts[i] for i in argnums]
+
+    return rule
 
 
 def rule_of(prim):

@@ -34,9 +34,9 @@ class Traced:
 
     __slots__ = ("value", "level", "tape", "index")
 
-    def __init__(self, value, tape, index):
+    def __init__(self, value, tape, index, level=None):
         self.value = value
-        self.level = tape.level
+        self.level = tape.level if level is None else level
         self.tape = tape
         self.index = index
 

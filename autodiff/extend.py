@@ -16,7 +16,7 @@ module alone.
 
 from ._arguments import is_differentiable
 from ._containers import register_container, register_leaf
-from ._primitive import Primitive, Rule, _rules
+from ._primitive import Primitive, _rules, joint_rule, per_argument_rule
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, add_tangents, unthunk
 from ._traced import Traced, value_of
 
@@ -41,7 +41,7 @@ def defvjp(prim, *vjps):
     higher derivatives work, and may return ``ZeroTangent()`` or a ``Thunk``.
     ``None`` marks an argument that cannot be differentiated.
     """
-    _rules[prim] = Rule(prim.__name__, tuple(vjps))
+    _rules[prim] = per_argument_rule(prim.__name__, vjps)
 
 
 def defvjp_joint(prim, pullback):
@@ -51,4 +51,4 @@ def defvjp_joint(prim, pullback):
     cotangent per positional argument.  Only those of traced arguments are
     used: wrap costly ones in ``Thunk`` so that a constant's is never computed.
     """
-    _rules[prim] = Rule(prim.__name__, joint=pullback)
+    _rules[prim] = joint_rule(pullback)

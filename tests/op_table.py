@@ -12,6 +12,7 @@ import hypothesis.strategies as st
 import numpy as np
 
 import autodiff.numpy as anp
+from autodiff.numpy import _elementwise as E
 
 
 def anything(x):
@@ -134,6 +135,9 @@ OPS = [
     Op("sin", anp.sin, plain(one())),
     Op("cos", anp.cos, plain(one())),
     Op("tanh", anp.tanh, plain(one())),
+    Op("sin_backward", E.sin_backward, plain(one().map(lambda s: s * 2))),
+    Op("cos_backward", E.cos_backward, plain(one().map(lambda s: s * 2))),
+    Op("tanh_backward", E.tanh_backward, plain(one().map(lambda s: s * 2))),
     Op("sqrt", anp.sqrt, plain(one()), positive),
     Op("square", anp.square, plain(one())),
     Op("absolute", anp.absolute, plain(one()), away_from_zero),
