@@ -1,0 +1,45 @@
+"""A short tour of the engine: run ``python examples/tour.py``."""
+
+from collections import namedtuple
+
+import numpy as np
+
+import autodiff
+import autodiff.numpy as anp
+from autodiff import grad, hessian, hvp, jvp
+
+
+def rosenbrock(x):
+    return anp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
+
+
+def main():
+    print("grad(sin)(0.5)           =", grad(anp.sin)(0.5), " (cos 0.5 =", np.cos(0.5), ")")
+    d4 = grad(grad(grad(grad(anp.sin))))
+    print("4th derivative of sin    =", d4(0.5), " (sin 0.5 =", np.sin(0.5), ")")
+    print("closed-over variable     =", grad(lambda x: x * grad(lambda y: x * y)(x))(1.0), "(must be 2)")
+
+    x = np.array([1.2, 0.7, -0.3])
+    print("hessian(rosenbrock)(x)   =\n", hessian(rosenbrock)(x))
+    print("hvp with ones            =", hvp(rosenbrock, (x,), (np.ones(3),))[0])
+    print("jvp with ones            =", float(jvp(rosenbrock, (x,), (np.ones(3),))[1]))
+
+    Layer = namedtuple("Layer", ["weight", "bias", "activation"])
+    shared = np.array([[1.0, -1.0], [0.5, 2.0]])
+    model = {"encoder": Layer(shared, np.zeros(2), "tanh"), "decoder": Layer(shared, np.ones(2), "id"),
+             "steps": 3}
+
+    def loss(m):
+        h = anp.tanh(np.ones(2) @ m["encoder"].weight + m["encoder"].bias)
+        return anp.sum((h @ m["decoder"].weight + m["decoder"].bias) ** 2)
+
+    g = grad(loss)(model)
+    print("gradient of a tied model (the tie's total sits at its first occurrence):")
+    print("  encoder:", g["encoder"])
+    print("  decoder:", g["decoder"])
+    print("  steps:  ", g["steps"])
+    print("gradcheck(order=2)       =", autodiff.gradcheck(loss, model, order=2))
+
+
+if __name__ == "__main__":
+    main()
