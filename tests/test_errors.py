@@ -102,3 +102,11 @@ def test_missing_rule_names_the_primitive():
     norule = primitive(np.cos, "norule_cos")
     with pytest.raises(NotImplementedError, match="norule_cos has no registered pullback"):
         grad(lambda x: norule(x))(1.0)
+
+
+def test_plain_numpy_is_routed_or_refused():
+    assert grad(lambda x: np.sum(np.sin(x)))(np.zeros(2)).tolist() == [1.0, 1.0]
+    with pytest.raises(TypeError, match=r"numpy\.cumsum was called on a traced value.*defvjp"):
+        grad(lambda x: np.cumsum(x).sum())(np.zeros(2))
+    with pytest.raises(TypeError, match=r"np\.asarray.*detach.*stop_gradient"):
+        grad(lambda x: np.asarray(x).sum())(np.zeros(2))

@@ -23,9 +23,9 @@ def register_routes(namespace):
 
 def _refuse(name, why):
     return TypeError(
-        f"numpy.{name} was called on a traced value, but {why}. Use "
-        f"autodiff.numpy.{name} (import autodiff.numpy as anp) or another op from "
-        "autodiff.numpy, or write a primitive with autodiff.extend.defvjp"
+        f"numpy.{name} was called on a traced value, but {why}. Write it with "
+        "the ops of autodiff.numpy (import autodiff.numpy as anp), or define a "
+        "primitive and its pullback with autodiff.extend.defvjp"
     )
 
 
