@@ -105,7 +105,7 @@ def test_missing_rule_names_the_primitive():
 
 
 def test_plain_numpy_is_routed_or_refused():
-    assert grad(lambda x: np.sum(np.sin(x)))(np.zeros(2)).tolist() == [1.0, 1.0]
+    np.testing.assert_allclose(grad(lambda x: np.sum(np.sin(x)))(np.zeros(2)), np.cos(np.zeros(2)))
     with pytest.raises(TypeError, match=r"numpy\.cumsum was called on a traced value.*defvjp"):
         grad(lambda x: np.cumsum(x).sum())(np.zeros(2))
     with pytest.raises(TypeError, match=r"np\.asarray.*detach.*stop_gradient"):

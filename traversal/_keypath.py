@@ -1,0 +1,85 @@
+"""Key paths: where a node sits inside a model."""
+
+from ._functor import children, rebuild
+
+__all__ = ["KeyPath", "getkeypath", "haskeypath", "setkeypath"]
+
+
+class KeyPath(tuple):
+    """A tuple of keys: str for dict keys and attributes, int for sequence positions (0-based).
+
+    >>> p = KeyPath("layers", 2, "weight")
+    >>> p
+    KeyPath('layers', 2, 'weight')
+    >>> str(p)
+    'layers[2].weight'
+    >>> p + KeyPath("x") == KeyPath("layers", 2, "weight", "x")
+    True
+    """
+
+    def __new__(cls, *keys):
+        return super().__new__(cls, keys)
+
+    def __add__(self, other):
+        return KeyPath(*tuple.__add__(self, tuple(other)))
+
+    def __getitem__(self, index):
+        got = tuple.__getitem__(self, index)
+        return KeyPath(*got) if isinstance(index, slice) else got
+
+    def __repr__(self):
+        return "KeyPath(" + ", ".join(map(repr, self)) + ")"
+
+    def __str__(self):
+        out = ""
+        for k in self:
+            out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else str(k))
+        return out or "(root)"
+
+
+def getkeypath(x, path):
+    """The node of ``x`` at ``path``.
+
+    >>> getkeypath({"a": [1.0, {"b": 2.0}]}, KeyPath("a", 1, "b"))
+    2.0
+    """
+    node = x
+    for depth, key in enumerate(path):
+        kids = children(node)
+        if key not in kids:
+            raise KeyError(
+                f"getkeypath: no key {key!r} at {KeyPath(*path[:depth])}; the node there is a "
+                f"{type(node).__name__} with keys {list(kids)}"
+            )
+        node = kids[key]
+    return node
+
+
+def haskeypath(x, path):
+    """True when ``path`` leads to a node of ``x``.
+
+    >>> haskeypath({"a": [1.0]}, KeyPath("a", 0)), haskeypath({"a": [1.0]}, KeyPath("a", 1))
+    (True, False)
+    """
+    node = x
+    for key in path:
+        kids = children(node)
+        if key not in kids:
+            return False
+        node = kids[key]
+    return True
+
+
+def setkeypath(x, path, value):
+    """A copy of ``x`` with the node at ``path`` replaced by ``value`` (``x`` is not mutated).
+
+    >>> setkeypath({"a": [1.0, 2.0]}, KeyPath("a", 1), 5.0)
+    {'a': [1.0, 5.0]}
+    """
+    if not path:
+        return value
+    getkeypath(x, path)  # raises naming the missing key
+    key, rest = path[0], KeyPath(*path[1:])
+    kids = children(x)
+    kids[key] = setkeypath(kids[key], rest, value)
+    return rebuild(x, kids)
