@@ -9,7 +9,7 @@ import numpy as np
 from ._arguments import gradient_of, trace_arguments
 from ._backward import backward
 from ._traced import Traced, open_tape, value_of
-from ._trees import format_path, rebuild_node, transform
+from ._trees import leaves, rebuild_node, transform
 
 
 def vjp(f, *primals, has_aux=False):
@@ -48,24 +48,18 @@ class Pullback:
         return tuple(gradient_of(p, i, self._seen, all_cts) for i, p in enumerate(self._primals))
 
     def _seeds(self, ct):
-        leaves = _leaf_list(ct)
-        if len(leaves) != len(self._outputs):
+        given = leaves(ct)
+        if len(given) != len(self._outputs):
             raise ValueError(
-                f"vjp pullback: the cotangent has {len(leaves)} leaf/leaves but the output "
+                f"vjp pullback: the cotangent has {len(given)} leaf/leaves but the output "
                 f"has {len(self._outputs)}; pass a cotangent with the output's structure"
             )
         seeds = {}
-        for (path, leaf), (index, value) in zip(leaves, self._outputs):
+        for (path, leaf), (index, value) in zip(given, self._outputs):
             _check_cotangent(path, leaf, value)
             if index is not None and leaf is not None:
                 seeds[index] = seeds[index] + leaf if index in seeds else leaf
         return seeds
-
-
-def _leaf_list(tree):
-    out = []
-    transform(tree, lambda p, leaf: out.append((p, leaf)), lambda *a: None)
-    return out
 
 
 def _check_cotangent(path, ct, value):
@@ -76,7 +70,8 @@ def _check_cotangent(path, ct, value):
     want, got = np.result_type(value), np.result_type(ct)
     scalar_ok = isinstance(ct, (float, int)) and want_shape == () and want.kind in "fc"
     if want_shape != got_shape or (want != got and not scalar_ok):
-        where = "" if not path else f" at {format_path((None,) + path)[8:]}"
+        where = "".join(f"[{k!r}]" for k in path)
+        where = f" at output{where}" if where else ""
         raise ValueError(
             f"vjp pullback: cotangent{where} has shape {got_shape} and dtype {got}, "
             f"but the output has shape {want_shape} and dtype {want}; pass a "
