@@ -12,7 +12,9 @@ import hypothesis.strategies as st
 import numpy as np
 
 import autodiff.numpy as anp
+from autodiff.numpy import _broadcast as B
 from autodiff.numpy import _elementwise as E
+from autodiff.numpy import _indexing as Ix
 
 
 def anything(x):
@@ -150,6 +152,10 @@ OPS = [
     Op("transpose", anp.transpose, transpose_case()),
     Op("getitem", lambda x, index: x[index], index_case()),
     Op("broadcast_to", lambda x: anp.broadcast_to(x, (2,) + np.shape(x)), plain(one())),
+    Op("cast", lambda x: B.cast(B.cast(x, np.dtype(np.float64)) * 1.5, B.dtype_of(x)), plain(one())),
+    Op("sum_to_shape", lambda x: B.sum_to_shape(x, (1,) + np.shape(x)[1:]), plain(one(nonempty_shape()))),
+    Op("scatter_add", lambda g: Ix.scatter_add(g, (5,), np.result_type(g), np.array([0, 0, 3])),
+       plain(st.just(((3,),)))),
     Op("stack", lambda x, y: anp.stack([x, y * 2.0], axis=-1), plain(one().map(lambda s: s * 2))),
     Op("swapaxes", lambda x: anp.swapaxes(x, 0, -1), plain(one(nonempty_shape()))),
     Op("expand_dims", lambda x: anp.expand_dims(x, 0), plain(one())),
