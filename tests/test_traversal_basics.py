@@ -123,3 +123,27 @@ def test_cycle_and_deep_nesting():
     for _ in range(5000):
         deep = {"inner": deep}
     assert len(trainables(deep)) == 1
+
+
+def test_every_public_function_has_a_runnable_example():
+    import traversal
+
+    missing = [name for name in traversal.__all__
+               if not isinstance(getattr(traversal, name), (str, type(traversal.NOPRUNE)))
+               and ">>>" not in (getattr(traversal, name).__doc__ or "")]
+    assert missing == []
+
+
+def test_registration_is_shared_with_grad():
+    import traversal
+
+    class Pair:
+        def __init__(self, a, b):
+            self.a, self.b = a, b
+
+    traversal.register(Pair, lambda p: {"a": p.a, "b": p.b}, lambda p, kids: Pair(kids["a"], kids["b"]))
+    model = Pair(np.array([0.5, 1.0]), np.array([2.0]))
+    g = autodiff.grad(lambda m: anp.sum(anp.sin(m.a)) * anp.sum(m.b))(model)
+    assert g.primal_type is Pair
+    assert autodiff.gradcheck(lambda m: anp.sum(anp.sin(m.a)) * anp.sum(m.b), model, order=2)
+    assert [x is y for x, y in zip(traversal.trainables(model), [model.a, model.b])] == [True, True]

@@ -1,8 +1,8 @@
 """traversal: Functors/Optimisers-style walks over nested models.
 
-Here now: the functor protocol (shared with ``autodiff``), key paths and
-trainability.  The composable walks (``fmap`` and family), ``destructure``
-and ``total`` arrive with their issues; nothing here pretends to do them.
+The functor protocol (shared with ``autodiff``), composable walks and the
+``fmap`` family, key paths, trainability and ``destructure``.  ``total``
+arrives with its own issue.
 
 >>> import numpy as np
 >>> import traversal
@@ -10,12 +10,29 @@ and ``total`` arrive with their issues; nothing here pretends to do them.
 [array([1., 1.])]
 """
 
+from ._cache import IdentityCache, usecache
+from ._destructure import destructure
 from ._functor import children, isleaf, leaf, rebuild, register, register_leaf
 from ._keypath import KeyPath, getkeypath, haskeypath, setkeypath
-from ._trainable import isnumeric, trainable, trainables
+from ._maps import NOPRUNE, fcollect, fleaves, fmap, fmap_with_path, fmapstructure, fmapstructure_with_path
+from ._trainable import TrainableWalk, isnumeric, trainable, trainables
+from ._walks import (
+    CachedWalk,
+    CollectWalk,
+    DefaultWalk,
+    Done,
+    ExcludeWalk,
+    Expand,
+    FlattenWalk,
+    StructuralWalk,
+    execute,
+)
 
 __all__ = [
     "children", "rebuild", "register", "register_leaf", "leaf", "isleaf",
+    "fmap", "fmapstructure", "fmap_with_path", "fmapstructure_with_path", "fleaves", "fcollect", "NOPRUNE",
     "KeyPath", "getkeypath", "haskeypath", "setkeypath",
-    "isnumeric", "trainable", "trainables",
+    "isnumeric", "trainable", "trainables", "destructure",
+    "DefaultWalk", "StructuralWalk", "FlattenWalk", "ExcludeWalk", "CachedWalk", "CollectWalk",
+    "TrainableWalk", "Done", "Expand", "execute", "IdentityCache", "usecache",
 ]

@@ -4,7 +4,8 @@ The registry is autodiff's own (``autodiff.extend``), so what traversal can
 walk, ``grad`` can differentiate through.
 """
 
-from autodiff.extend import node_of, register_container, register_leaf
+from autodiff.extend import node_of, register_container
+from autodiff.extend import register_leaf as _register_leaf
 
 __all__ = ["children", "rebuild", "register", "register_leaf", "leaf", "isleaf"]
 
@@ -55,6 +56,17 @@ def register(cls, children_fn, rebuild_fn):
     {'inner': 3.0}
     """
     return register_container(cls, children_fn, rebuild_fn)
+
+
+def register_leaf(cls):
+    """Make ``cls`` a leaf for traversal and autodiff alike (see :func:`leaf`).
+
+    >>> from collections import namedtuple
+    >>> Point = register_leaf(namedtuple("Point", "x y"))
+    >>> isleaf(Point(1, 2))
+    True
+    """
+    return _register_leaf(cls)
 
 
 def leaf(cls):

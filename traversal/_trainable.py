@@ -6,10 +6,11 @@ import numpy as np
 
 from autodiff.extend import value_of
 
-from ._functor import children
-from ._keypath import KeyPath
+from ._cache import IdentityCache
+from ._functor import children, rebuild
+from ._walks import NOPRUNE, CachedWalk, ExcludeWalk, Expand, execute, split
 
-__all__ = ["isnumeric", "trainable", "trainables"]
+__all__ = ["isnumeric", "trainable", "trainables", "TrainableWalk"]
 
 
 def isnumeric(x):
@@ -43,16 +44,39 @@ def trainable(x):
     return tuple(children(x))
 
 
-def _trainable_children(x):
+class TrainableWalk:
+    """Walk only into trainable children; rebuild with the others carried over unchanged.
+
+    >>> from traversal import ExcludeWalk, execute
+    >>> walk = ExcludeWalk(TrainableWalk(), lambda path, x: x * 0, isnumeric)
+    >>> execute(walk, {"w": np.ones(2), "n": 3})
+    {'w': array([0., 0.]), 'n': 3}
+    """
+
+    def visit(self, x, ys, path):
+        keys = _trainable_keys(x, path)
+        keys, xs, kid_ys = split(x, ys, path, keys)
+        return Expand(keys, xs, kid_ys, lambda results: _rebuild_some(x, keys, results))
+
+
+def _trainable_keys(x, path):
     kids = children(x)
     allowed = trainable(x)
     unknown = [k for k in allowed if k not in kids]
     if unknown:
         raise KeyError(
-            f"trainable({type(x).__name__}) names {unknown}, which are not among its children "
-            f"{list(kids)}; return names of fields that exist"
+            f"trainable({type(x).__name__}) at {path} names {unknown}, which are not among its "
+            f"children {list(kids)}; return names of fields that exist"
         )
-    return [(k, v) for k, v in kids.items() if k in allowed]
+    return [k for k in kids if k in allowed]
+
+
+def _rebuild_some(x, keys, results):
+    if not keys:
+        return x
+    kids = children(x)
+    kids.update(zip(keys, results))
+    return rebuild(x, kids)
 
 
 def trainables(model, path=False):
@@ -69,18 +93,7 @@ def trainables(model, path=False):
     >>> [str(p) for p, _ in trainables({"b": [{"c": m1}]}, path=True)]
     ['b[0].c']
     """
-    found, seen = [], set()
-    stack = [(KeyPath(), model, [])]
-    while stack:
-        keypath, node, ancestors = stack.pop()
-        if isnumeric(node):
-            if id(node) not in seen:
-                seen.add(id(node))
-                found.append((keypath, node))
-            continue
-        kids = _trainable_children(node)
-        if kids and any(node is a for a in ancestors):
-            raise ValueError(f"trainables: cycle at {keypath}: this node contains itself")
-        inner = ancestors + [node] if kids else ancestors
-        stack.extend((keypath + (k,), v, inner) for k, v in reversed(kids))
+    found = []
+    collect = ExcludeWalk(TrainableWalk(), lambda keypath, leaf: found.append((keypath, leaf)), isnumeric)
+    execute(CachedWalk(collect, IdentityCache(), NOPRUNE), model)
     return found if path else [a for _, a in found]

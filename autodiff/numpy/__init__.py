@@ -10,8 +10,10 @@ primitives), so ``grad`` of code written against ``anp`` works to any order.
 array([0., 0., 0.])
 """
 
+import numpy as np
+
 from . import _interop, _methods
-from ._broadcast import broadcast_to
+from ._broadcast import broadcast_to, cast
 from ._elementwise import (
     abs,
     absolute,
@@ -36,10 +38,16 @@ from ._indexing import getitem
 from ._linalg import dot, matmul
 from ._nondiff import NONDIFF
 from ._reductions import mean, sum
-from ._shape import expand_dims, ravel, reshape, squeeze, stack, swapaxes, transpose
+from ._shape import concatenate, expand_dims, ravel, reshape, squeeze, stack, swapaxes, transpose
+
+
+def astype(x, dtype):
+    """``x`` cast to ``dtype`` (the cotangent is cast back to ``x``'s dtype)."""
+    return cast(x, np.dtype(dtype))
+
 
 __all__ = [
-    "abs", "absolute", "add", "broadcast_to", "cos", "divide", "dot", "exp",
+    "abs", "absolute", "add", "astype", "broadcast_to", "concatenate", "cos", "divide", "dot", "exp",
     "expand_dims", "getitem", "log", "matmul", "mean", "multiply", "negative",
     "power", "ravel", "reshape", "sign", "sin", "sqrt", "square", "squeeze", "stack",
     "subtract", "sum", "swapaxes", "tanh", "transpose", "true_divide", "where",

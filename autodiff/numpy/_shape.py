@@ -70,3 +70,27 @@ defvjp_joint(_stack_p, _stack_vjp)
 def stack(arrays, axis=0):
     """Join a sequence of same-shaped arrays along a new axis."""
     return _stack_p(*arrays, axis=axis)
+
+
+def _concatenate(*arrays, axis=0):
+    return np.concatenate(arrays, axis=axis)
+
+
+_concatenate_p = primitive(_concatenate, "concatenate")
+
+
+def _concatenate_vjp(g, ans, *arrays, axis=0):
+    from ._indexing import getitem
+
+    ndim = len(shape_of(ans))
+    lead = (slice(None),) * (axis % ndim)
+    bounds = np.cumsum([0] + [shape_of(a)[axis] for a in arrays])
+    return [getitem(g, lead + (slice(int(lo), int(hi)),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+defvjp_joint(_concatenate_p, _concatenate_vjp)
+
+
+def concatenate(arrays, axis=0):
+    """Join a sequence of arrays along an existing axis."""
+    return _concatenate_p(*arrays, axis=axis)
