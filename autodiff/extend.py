@@ -19,11 +19,12 @@ from ._containers import Node, node_of, register_container, register_leaf
 from ._primitive import Primitive, _rules, joint_rule, per_argument_rule
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, add_tangents, unthunk
 from ._traced import Traced, value_of
+from ._via_ad import vjp_via_ad
 
 __all__ = [
     "primitive", "defvjp", "defvjp_joint", "Primitive", "Traced", "value_of",
     "is_differentiable", "register_container", "register_leaf", "node_of", "Node",
-    "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents",
+    "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents", "vjp_via_ad",
 ]
 
 

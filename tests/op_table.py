@@ -159,6 +159,7 @@ OPS = [
     Op("concatenate", lambda x, y: anp.concatenate([x, y * 2.0, x], axis=-1),
        plain(one(nonempty_shape()).map(lambda s: s * 2))),
     Op("astype", lambda x: anp.astype(anp.astype(x, np.float64) * 1.5, B.dtype_of(x)), plain(one())),
+    Op("linalg.norm", anp.linalg.norm, plain(one())),
     Op("stack", lambda x, y: anp.stack([x, y * 2.0], axis=-1), plain(one().map(lambda s: s * 2))),
     Op("swapaxes", lambda x: anp.swapaxes(x, 0, -1), plain(one(nonempty_shape()))),
     Op("expand_dims", lambda x: anp.expand_dims(x, 0), plain(one())),

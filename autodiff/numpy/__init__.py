@@ -12,7 +12,7 @@ array([0., 0., 0.])
 
 import numpy as np
 
-from . import _interop, _methods
+from . import _interop, _methods, linalg
 from ._broadcast import broadcast_to, cast
 from ._elementwise import (
     abs,
@@ -59,3 +59,4 @@ __all__ += list(NONDIFF)
 _methods.install()
 _interop.install()
 _interop.register_routes({name: globals()[name] for name in __all__})
+_interop.register_routes({"norm": linalg.norm}, np.linalg)

@@ -13,10 +13,10 @@ from ..extend import Traced
 _routes = {}  # numpy callable -> our op
 
 
-def register_routes(namespace):
-    """Route every numpy function or ufunc whose name ``namespace`` defines too."""
+def register_routes(namespace, module=np):
+    """Route every function or ufunc of ``module`` whose name ``namespace`` defines too."""
     for name, ours in namespace.items():
-        theirs = getattr(np, name, None)
+        theirs = getattr(module, name, None)
         if callable(theirs) and not name.startswith("_") and theirs is not ours:
             _routes[theirs] = ours
 
