@@ -1,4 +1,4 @@
-"""``autodiff.numpy.linalg``: differentiable linear algebra (norm for now; more with the numpy-coverage issue).
+"""``autodiff.numpy.linalg``: differentiable linear algebra (norm for now; more to come).
 
 >>> import numpy as np
 >>> import autodiff
@@ -41,7 +41,8 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if ord not in (None, 2, "fro") or axis is not None or keepdims:
         raise NotImplementedError(
             f"autodiff.numpy.linalg.norm: ord={ord!r}, axis={axis!r}, keepdims={keepdims!r} is not "
-            "supported yet; use ord=None over the whole array, or write it with anp.sqrt(anp.sum(x * x, axis))"
+            "supported yet; use ord=None over the whole array, or write it as "
+            "anp.sqrt(anp.sum(x * x, axis))"
         )
     if dtype_of(x).kind not in "fc":
         raise TypeError(f"autodiff.numpy.linalg.norm: expected a float array, got dtype {dtype_of(x)}")
