@@ -15,6 +15,7 @@ from ._destructure import destructure
 from ._functor import children, isleaf, leaf, rebuild, register, register_leaf
 from ._keypath import KeyPath, getkeypath, haskeypath, setkeypath
 from ._maps import NOPRUNE, fcollect, fleaves, fmap, fmap_with_path, fmapstructure, fmapstructure_with_path
+from ._total import total
 from ._trainable import TrainableWalk, isnumeric, trainable, trainables
 from ._walks import (
     CachedWalk,
@@ -32,7 +33,7 @@ __all__ = [
     "children", "rebuild", "register", "register_leaf", "leaf", "isleaf",
     "fmap", "fmapstructure", "fmap_with_path", "fmapstructure_with_path", "fleaves", "fcollect", "NOPRUNE",
     "KeyPath", "getkeypath", "haskeypath", "setkeypath",
-    "isnumeric", "trainable", "trainables", "destructure",
+    "isnumeric", "trainable", "trainables", "destructure", "total",
     "DefaultWalk", "StructuralWalk", "FlattenWalk", "ExcludeWalk", "CachedWalk", "CollectWalk",
     "TrainableWalk", "Done", "Expand", "execute", "IdentityCache", "usecache",
 ]

@@ -1,0 +1,121 @@
+"""The fast collectors behind ``total``: distinct trainable parameters, and (parameter, gradient) pairs.
+
+They follow the same rules as ``trainables`` (``isnumeric``, ``trainable``,
+ties once, traversal order) in a tight loop, because ``total`` runs in
+training steps; key paths are only rebuilt when an error needs one.
+"""
+
+import numpy as np
+
+from autodiff.extend import Traced, ZeroTangent, node_of, value_of
+
+from ._trainable import isnumeric, trainable, trainables
+
+_default_trainable = trainable.dispatch(object)
+
+
+def _kids(x, node):
+    keys, kids = node.children(x)
+    if trainable.dispatch(type(x)) is _default_trainable:
+        return keys, kids
+    allowed = trainable(x)
+    pairs = [(k, v) for k, v in zip(keys, kids) if k in allowed]
+    return [k for k, _ in pairs], [v for _, v in pairs]
+
+
+def _is_param(x):
+    t = type(x)
+    if t is np.ndarray:
+        return x.dtype.kind in "fc"
+    return t is Traced and isnumeric(x)
+
+
+def parameters(model, match=None):
+    """Distinct trainable arrays of ``model``, in order; with ``match``, only those inside matching nodes."""
+    found, seen, visited = [], set(), set()
+    stack = [(model, match is None)]
+    while stack:
+        x, inside = stack.pop()
+        if _is_param(x):
+            if inside and id(x) not in seen:
+                seen.add(id(x))
+                found.append(x)
+            continue
+        node = node_of(x)
+        if node is None:
+            continue
+        inside = inside or match(x)
+        if (id(x), inside) in visited:
+            _refuse_cycle(model)  # a shared container is a tie, unless it contains itself
+            continue
+        visited.add((id(x), inside))
+        keys, kids = _kids(x, node)
+        stack.extend((kid, inside) for kid in reversed(kids))
+    return found
+
+
+def _refuse_cycle(model):
+    trainables(model)  # raises, naming the key path, if the model has a cycle
+
+
+def parameter_pairs(model, grads, match=None):
+    """``[(x, dx), ...]`` per distinct trainable ``x`` with a gradient; a tie's ``dx`` added up."""
+    order, total_dx = [], {}
+    stack = [((), model, grads, match is None)]
+    while stack:
+        path, x, dx, inside = stack.pop()
+        if dx is None or type(dx) is ZeroTangent:
+            continue
+        if _is_param(x):
+            if inside:
+                _add(order, total_dx, x, dx)
+            continue
+        node = node_of(x)
+        if node is None:
+            continue
+        inside = inside or match(x)
+        keys, kids = _kids(x, node)
+        dkids = _grad_children(dx, keys, path, x)
+        stack.extend((path + (k,), kid, d, inside) for k, kid, d in reversed(list(zip(keys, kids, dkids))))
+    return [(x, total_dx[id(x)]) for x in order]
+
+
+def _add(order, total_dx, x, dx):
+    if id(x) in total_dx:
+        total_dx[id(x)] = total_dx[id(x)] + dx
+    else:
+        order.append(x)
+        total_dx[id(x)] = dx
+
+
+def _grad_children(dx, keys, path, x):
+    node = node_of(dx)
+    if node is None:
+        raise ValueError(
+            f"total: grads does not match the model at {_show(path)}: the model has a "
+            f"{type(x).__name__} there, grads a {type(dx).__name__}; pass the structural gradient "
+            "of this model (e.g. from autodiff.grad), with None where there is none"
+        )
+    dkeys, dkids = node.children(dx)
+    by_key = dict(zip(dkeys, dkids))
+    missing = [k for k in keys if k not in by_key]
+    if missing:
+        raise ValueError(
+            f"total: grads does not match the model at {_show(path)}: the model has children "
+            f"{list(keys)}, grads has {list(dkeys)}; pass the structural gradient of this model"
+        )
+    return [by_key[k] for k in keys]
+
+
+def _show(path):
+    from ._keypath import KeyPath
+
+    return str(KeyPath(*path))
+
+
+def path_of(model, leaf, match=None):
+    """The key path of the first trainable occurrence of ``leaf`` (for error messages)."""
+    for path, x in trainables(model, path=True):
+        if value_of(x) is value_of(leaf):
+            return str(path)
+    return "(unknown position)"
