@@ -12,9 +12,10 @@ from ._higher import hessian, hvp, jacobian, jvp
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk
 from ._traced import value_of as stop_gradient
 from ._transforms import grad, value_and_grad, vjp
+from .numpy import abssum, maxabs, sumsq
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp", "stop_gradient",
-    "gradcheck", "GradcheckError",
+    "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs",
     "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk",
 ]

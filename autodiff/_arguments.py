@@ -40,8 +40,12 @@ def trace_arguments(tape, args, argnums):
 
     new = list(args)
     for i in argnums:
-        _check_argument(args[i], i)
-        new[i] = transform(args[i], leaf_fn, rebuild_node, (i,))
+        arg = args[i]
+        if is_differentiable(arg):  # a bare array or float: no walk needed
+            new[i] = leaf_fn((i,), arg)
+            continue
+        _check_argument(arg, i)
+        new[i] = transform(arg, leaf_fn, rebuild_node, (i,))
     return new, seen
 
 

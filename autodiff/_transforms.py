@@ -171,7 +171,8 @@ def _argnums(argnums, nargs):
 def _scalar_output(out, tape):
     value = out.value if type(out) is Traced and out.tape is tape else out
     plain = value_of(value)
-    if not isinstance(plain, (float, int, np.number, np.ndarray)) or np.ndim(plain) != 0:
+    scalar = isinstance(plain, (float, int, np.generic)) or (type(plain) is np.ndarray and plain.ndim == 0)
+    if not scalar:
         raise TypeError(
             f"grad: the function must return a scalar, but it returned "
             f"{_describe(plain)}. Reduce it to a scalar (e.g. `.sum()`), or use "
@@ -195,4 +196,4 @@ def _one_like(value):
     value = value_of(value)
     if isinstance(value, float):
         return 1.0
-    return np.ones((), np.result_type(value))[()]
+    return np.result_type(value).type(1)

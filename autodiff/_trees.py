@@ -23,26 +23,29 @@ def format_path(path):
 def transform(root, leaf_fn, node_fn, path=()):
     """Rebuild ``root`` bottom-up: ``leaf_fn(path, leaf)`` at leaves,
     ``node_fn(path, x, node, keys, results)`` at containers."""
-    value, frame = _enter(root, path, leaf_fn)
-    if frame is None:
-        return value
-    stack = [frame]
+    node = node_of(root)
+    if node is None:
+        return leaf_fn(path, root)
+    stack = [_frame(root, node, path)]
     on_path = {id(root)}
     while True:
-        x, node, keys, kids, results, fpath = frame = stack[-1]
-        if len(results) < len(kids):
-            k = keys[len(results)]
-            value, child = _enter(kids[len(results)], fpath + (k,), leaf_fn)
-            if child is None:
-                results.append(value)
-                continue
-            if id(child[0]) in on_path:
+        x, node, keys, kids, results, fpath = stack[-1]
+        i = len(results)
+        while i < len(kids):
+            child = kids[i]
+            child_node = node_of(child)
+            if child_node is not None:
+                break
+            results.append(leaf_fn(fpath + (keys[i],), child))
+            i += 1
+        if i < len(kids):  # descend into a container child
+            if id(child) in on_path:
                 raise ValueError(
-                    f"cycle: the object at {format_path(child[5])} contains itself; "
+                    f"cycle: the object at {format_path(fpath + (keys[i],))} contains itself; "
                     "a model must be a tree (ties are fine, loops are not)"
                 )
-            stack.append(child)
-            on_path.add(id(child[0]))
+            on_path.add(id(child))
+            stack.append(_frame(child, child_node, fpath + (keys[i],)))
             continue
         stack.pop()
         on_path.discard(id(x))
@@ -52,12 +55,9 @@ def transform(root, leaf_fn, node_fn, path=()):
         stack[-1][4].append(value)
 
 
-def _enter(x, path, leaf_fn):
-    node = node_of(x)
-    if node is None:
-        return leaf_fn(path, x), None
+def _frame(x, node, path):
     keys, kids = node.children(x)
-    return None, [x, node, list(keys), list(kids), [], path]
+    return [x, node, keys, kids, [], path]
 
 
 def rebuild_node(path, x, node, keys, results):

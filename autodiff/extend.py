@@ -25,6 +25,7 @@ __all__ = [
     "primitive", "defvjp", "defvjp_joint", "Primitive", "Traced", "value_of",
     "is_differentiable", "register_container", "register_leaf", "node_of", "Node",
     "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents", "vjp_via_ad",
+    "known_reduction",
 ]
 
 
@@ -53,3 +54,35 @@ def defvjp_joint(prim, pullback):
     used: wrap costly ones in ``Thunk`` so that a constant's is never computed.
     """
     _rules[prim] = joint_rule(pullback)
+
+
+def known_reduction(f):
+    """If ``f`` is a known model-wide reduction (``sum``, ``linalg.norm``, ``sumsq``, ``abssum``,
+    ``maxabs``), its plain ``value(x)`` and differentiable ``vjp(g, x)``; else ``None``.
+
+    >>> import autodiff.numpy as anp
+    >>> known_reduction(anp.sumsq).name
+    'sumsq'
+    """
+    try:
+        return _KNOWN.get(f)
+    except TypeError:  # unhashable callables are never known
+        return None
+
+
+def _known_table():
+    from .numpy._named import _KNOWN as table
+
+    return table
+
+
+class _LazyTable:
+    """The numpy namespace imports this module, so its table is fetched on first use."""
+
+    def get(self, f):
+        global _KNOWN
+        _KNOWN = _known_table()
+        return _KNOWN.get(f)
+
+
+_KNOWN = _LazyTable()

@@ -5,6 +5,8 @@ ties once, traversal order) in a tight loop, because ``total`` runs in
 training steps; key paths are only rebuilt when an error needs one.
 """
 
+from itertools import repeat
+
 import numpy as np
 
 from autodiff.extend import Traced, ZeroTangent, node_of, value_of
@@ -12,11 +14,26 @@ from autodiff.extend import Traced, ZeroTangent, node_of, value_of
 from ._trainable import isnumeric, trainable, trainables
 
 _default_trainable = trainable.dispatch(object)
+_customised = {}  # type -> bool, valid while the registry keeps its size
+_registry_size = [0]
+
+
+def _refresh():
+    if len(trainable.registry) != _registry_size[0]:
+        _customised.clear()
+        _registry_size[0] = len(trainable.registry)
+
+
+def _is_customised(cls):
+    hit = _customised.get(cls)
+    if hit is None:
+        hit = _customised[cls] = trainable.dispatch(cls) is not _default_trainable
+    return hit
 
 
 def _kids(x, node):
     keys, kids = node.children(x)
-    if trainable.dispatch(type(x)) is _default_trainable:
+    if not _is_customised(type(x)):
         return keys, kids
     allowed = trainable(x)
     pairs = [(k, v) for k, v in zip(keys, kids) if k in allowed]
@@ -32,25 +49,34 @@ def _is_param(x):
 
 def parameters(model, match=None):
     """Distinct trainable arrays of ``model``, in order; with ``match``, only those inside matching nodes."""
+    _refresh()
     found, seen, visited = [], set(), set()
     stack = [(model, match is None)]
+    plain_tuples = match is None and not _is_customised(tuple)
     while stack:
         x, inside = stack.pop()
-        if _is_param(x):
-            if inside and id(x) not in seen:
+        t = type(x)
+        if t is np.ndarray or t is Traced:
+            if inside and id(x) not in seen and _is_param(x):
                 seen.add(id(x))
                 found.append(x)
+            continue
+        if t is tuple and plain_tuples:  # the common case, without the generic machinery
+            stack.extend(zip(reversed(x), repeat(True)))
             continue
         node = node_of(x)
         if node is None:
             continue
-        inside = inside or match(x)
-        if (id(x), inside) in visited:
-            _refuse_cycle(model)  # a shared container is a tie, unless it contains itself
-            continue
-        visited.add((id(x), inside))
+        if not inside:
+            inside = match(x)
+        if t is not tuple:  # a shared mutable container is a tie, or a cycle
+            key = (id(x), inside)
+            if key in visited:
+                _refuse_cycle(model)
+                continue
+            visited.add(key)
         keys, kids = _kids(x, node)
-        stack.extend((kid, inside) for kid in reversed(kids))
+        stack.extend(zip(reversed(kids), repeat(inside)))
     return found
 
 
@@ -60,6 +86,7 @@ def _refuse_cycle(model):
 
 def parameter_pairs(model, grads, match=None):
     """``[(x, dx), ...]`` per distinct trainable ``x`` with a gradient; a tie's ``dx`` added up."""
+    _refresh()
     order, total_dx = [], {}
     stack = [((), model, grads, match is None)]
     while stack:

@@ -13,7 +13,15 @@ single entry could not see them, so ``total`` falls back to the generic sum
 import numpy as np
 
 import autodiff.numpy as anp
-from autodiff.extend import Thunk, Traced, defvjp_joint, primitive, value_of, vjp_via_ad
+from autodiff.extend import (
+    Thunk,
+    Traced,
+    defvjp_joint,
+    known_reduction,
+    primitive,
+    value_of,
+    vjp_via_ad,
+)
 
 from ._collect import parameter_pairs, parameters, path_of
 
@@ -40,6 +48,9 @@ def total(f, model, grads=None, *, init=0.0, only=None):
     {'x': array([0.6, 0.8]), 'y': (None, array([1.])), 'z': None}
     """
     match = _predicate(only)
+    known = known_reduction(f) if grads is None else None
+    if known is not None:
+        return _known_total(known, parameters(model, match), init)
     if grads is None:
         args, arity = parameters(model, match), 1
     else:
@@ -154,3 +165,30 @@ def _group_cts(spec, g, group, pullback, j):
 
 
 defvjp_joint(_total, _pullback)
+
+
+# Known reductions (sum, norm, sumsq, abssum, maxabs): no per-leaf tracing at all.
+# The forward runs the plain value per array; the pullback is the reduction's
+# own differentiable vjp per array, so second order still works.
+
+
+def _known_total(known, params, init):
+    if any(type(p) is Traced for p in params):
+        return _total_known(known, init, *params)
+    return _known_forward(known, init, *params)
+
+
+def _known_forward(known, init, *params):
+    acc = init
+    value = known.value
+    for p in params:
+        acc = acc + value(p)
+    return acc
+
+
+def _known_pullback(g, ans, known, init, *params):
+    return [None, g, *(Thunk(lambda p=p: known.vjp(g, p)) for p in params)]
+
+
+_total_known = primitive(_known_forward, "total")
+defvjp_joint(_total_known, _known_pullback)

@@ -36,6 +36,7 @@ from ._elementwise import (
 )
 from ._indexing import getitem
 from ._linalg import dot, matmul
+from ._named import abssum, maxabs, sumsq
 from ._nondiff import NONDIFF
 from ._reductions import mean, sum
 from ._shape import concatenate, expand_dims, ravel, reshape, squeeze, stack, swapaxes, transpose
@@ -47,7 +48,8 @@ def astype(x, dtype):
 
 
 __all__ = [
-    "abs", "absolute", "add", "astype", "broadcast_to", "concatenate", "cos", "divide", "dot", "exp",
+    "abs", "absolute", "abssum", "add", "astype", "maxabs", "sumsq", "broadcast_to", "concatenate",
+    "cos", "divide", "dot", "exp",
     "expand_dims", "getitem", "log", "matmul", "mean", "multiply", "negative",
     "power", "ravel", "reshape", "sign", "sin", "sqrt", "square", "squeeze", "stack",
     "subtract", "sum", "swapaxes", "tanh", "transpose", "true_divide", "where",

@@ -7,6 +7,8 @@ from ._broadcast import shape_of
 
 
 def _reshape(x, shape, order="C"):
+    if type(x) is np.ndarray:
+        return x.reshape(shape, order=order)
     return np.reshape(x, shape, order=order)
 
 

@@ -1,10 +1,14 @@
 """``autodiff.numpy.linalg``: differentiable linear algebra (norm for now; more to come).
 
->>> import numpy as np
+>>> import math
+
+import numpy as np
 >>> import autodiff
 >>> autodiff.grad(norm)(np.array([3.0, 4.0]))
 array([0.6, 0.8])
 """
+
+import math
 
 import numpy as np
 
@@ -14,6 +18,9 @@ from ._elementwise import divide, multiply, where
 
 
 def _norm_value(x):
+    if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
+        r = x.reshape(-1)
+        return np.float64(math.sqrt(r @ r))
     r = np.ravel(x)
     if r.dtype.kind == "c":
         r = np.abs(r)
