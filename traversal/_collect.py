@@ -50,33 +50,54 @@ def _is_param(x):
 def parameters(model, match=None):
     """Distinct trainable arrays of ``model``, in order; with ``match``, only those inside matching nodes."""
     _refresh()
+    if match is not None:
+        return _parameters_inside(model, match)
     found, seen, visited = [], set(), set()
-    stack = [(model, match is None)]
-    plain_tuples = match is None and not _is_customised(tuple)
+    stack = [model]
+    builtin_sequences = not (_is_customised(tuple) or _is_customised(list))
     while stack:
-        x, inside = stack.pop()
+        x = stack.pop()
         t = type(x)
         if t is np.ndarray or t is Traced:
-            if inside and id(x) not in seen and _is_param(x):
+            if id(x) not in seen and _is_param(x):
                 seen.add(id(x))
                 found.append(x)
-            continue
-        if t is tuple and plain_tuples:  # the common case, without the generic machinery
-            stack.extend(zip(reversed(x), repeat(True)))
+        elif t is tuple and builtin_sequences:  # immutable: cannot close a cycle
+            stack.extend(reversed(x))
+        else:
+            node = node_of(x)
+            if node is not None and _first_visit(model, id(x), visited):
+                stack.extend(reversed(_kids(x, node)[1]))
+    return found
+
+
+def _first_visit(model, key, visited):
+    """True the first time; a container met again is a tie (skipped) or a cycle (refused)."""
+    if key not in visited:
+        visited.add(key)
+        return True
+    if None not in visited:  # check for a cycle once per walk
+        _refuse_cycle(model)
+        visited.add(None)
+    return False
+
+
+def _parameters_inside(model, match):
+    found, seen, visited = [], set(), set()
+    stack = [(model, False)]
+    while stack:
+        x, inside = stack.pop()
+        if _is_param(x):
+            if inside and id(x) not in seen:
+                seen.add(id(x))
+                found.append(x)
             continue
         node = node_of(x)
         if node is None:
             continue
-        if not inside:
-            inside = match(x)
-        if t is not tuple:  # a shared mutable container is a tie, or a cycle
-            key = (id(x), inside)
-            if key in visited:
-                _refuse_cycle(model)
-                continue
-            visited.add(key)
-        keys, kids = _kids(x, node)
-        stack.extend(zip(reversed(kids), repeat(inside)))
+        inside = inside or match(x)
+        if type(x) is tuple or _first_visit(model, (id(x), inside), visited):
+            stack.extend(zip(reversed(_kids(x, node)[1]), repeat(inside)))
     return found
 
 

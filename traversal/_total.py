@@ -187,7 +187,7 @@ def _known_forward(known, init, *params):
 
 
 def _known_pullback(g, ans, known, init, *params):
-    return [None, g, *(Thunk(lambda p=p: known.vjp(g, p)) for p in params)]
+    return [None, g, *(Thunk(lambda p=p: known.pullback(g, p)) for p in params)]
 
 
 _total_known = primitive(_known_forward, "total")

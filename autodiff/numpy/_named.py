@@ -9,18 +9,16 @@ Values accumulate in float64 and come back in the input's dtype.
 
 import numpy as np
 
-from ..extend import defvjp, primitive, value_of
+from .._kernels import reduce
+from ..extend import Traced, defvjp, primitive, value_of
 from . import _reductions
 from . import linalg as _linalg
 from ._broadcast import broadcast_to, cast, dtype_of, shape_of
 from ._elementwise import multiply, sign
 
 
-def _wide(x):
-    r = np.ravel(x)
-    if r.dtype.kind == "c":
-        r = np.abs(r)
-    return r if r.dtype == np.float64 else r.astype(np.float64)
+def _real(x):
+    return np.abs(x) if np.iscomplexobj(x) else x
 
 
 def _back(value, x):
@@ -29,8 +27,7 @@ def _back(value, x):
 
 
 def _sumsq(x):
-    r = _wide(x)
-    return _back(np.dot(r, r), x)
+    return _back(reduce("sumsq", _real(x)), x)
 
 
 def _sumsq_vjp(g, ans, x):
@@ -42,7 +39,7 @@ defvjp(sumsq, _sumsq_vjp)
 
 
 def _abssum(x):
-    return _back(np.abs(_wide(x)).sum(), x)
+    return _back(reduce("abssum", _real(x)), x)
 
 
 def _abssum_vjp(g, ans, x):
@@ -54,8 +51,7 @@ defvjp(abssum, _abssum_vjp)
 
 
 def _maxabs(x):
-    r = _wide(x)
-    return _back(np.abs(r).max() if r.size else 0.0, x)
+    return _back(reduce("maxabs", _real(x)), x)
 
 
 def _maxabs_vjp(g, ans, x):
@@ -69,16 +65,49 @@ defvjp(maxabs, _maxabs_vjp)
 
 
 class Reduction:
-    """A known reduction: ``value(x)`` on plain arrays, ``vjp(g, x)`` in differentiable ops."""
+    """A known reduction: ``value(x)`` and ``plain_vjp(g, x)`` on plain arrays, ``vjp(g, x)`` in
+    differentiable ops (used when ``g`` or ``x`` is traced, so higher derivatives see it)."""
 
-    __slots__ = ("name", "value", "vjp")
+    __slots__ = ("name", "value", "vjp", "plain_vjp")
 
-    def __init__(self, name, value, vjp):
-        self.name, self.value, self.vjp = name, value, vjp
+    def __init__(self, name, value, vjp, plain_vjp):
+        self.name, self.value, self.vjp, self.plain_vjp = name, value, vjp, plain_vjp
+
+    def pullback(self, g, x):
+        """``g`` times the derivative at ``x``: plain numpy when nothing is traced."""
+        if type(g) is Traced or type(x) is Traced:
+            return self.vjp(g, x)
+        return self.plain_vjp(g, x)
+
+
+def _scalar(g, x):
+    return np.result_type(x).type(g)
+
+
+def _plain_sum_vjp(g, x):
+    return np.full(np.shape(x), g, np.result_type(x))
+
+
+def _plain_norm_vjp(g, x):
+    n = _linalg._norm_value(x)
+    return x * _scalar(g / n, x) if n != 0 else np.zeros_like(x)
+
+
+def _plain_sumsq_vjp(g, x):
+    return x * _scalar(2 * g, x)
+
+
+def _plain_abssum_vjp(g, x):
+    return np.sign(x) * _scalar(g, x)
+
+
+def _plain_maxabs_vjp(g, x):
+    hit = np.abs(x) == _maxabs(x)
+    return np.sign(x) * hit * _scalar(g / max(int(hit.sum()), 1), x)
 
 
 def _sum_value(x):
-    return _back(_wide(x).sum(), x) if np.result_type(x).kind != "c" else np.sum(x)
+    return _back(reduce("sum", x), x) if np.result_type(x).kind != "c" else np.sum(x)
 
 
 def _norm_vjp(g, x):
@@ -91,11 +120,11 @@ def _sum_vjp(g, x):
 
 
 _KNOWN = {
-    _reductions.sum: Reduction("sum", _sum_value, _sum_vjp),
-    _linalg.norm: Reduction("norm", _linalg._norm_value, _norm_vjp),
-    sumsq: Reduction("sumsq", _sumsq, lambda g, x: _sumsq_vjp(g, None, x)),
-    abssum: Reduction("abssum", _abssum, lambda g, x: _abssum_vjp(g, None, x)),
-    maxabs: Reduction("maxabs", _maxabs, lambda g, x: _maxabs_vjp(g, maxabs(x), x)),
+    _reductions.sum: Reduction("sum", _sum_value, _sum_vjp, _plain_sum_vjp),
+    _linalg.norm: Reduction("norm", _linalg._norm_value, _norm_vjp, _plain_norm_vjp),
+    sumsq: Reduction("sumsq", _sumsq, lambda g, x: _sumsq_vjp(g, None, x), _plain_sumsq_vjp),
+    abssum: Reduction("abssum", _abssum, lambda g, x: _abssum_vjp(g, None, x), _plain_abssum_vjp),
+    maxabs: Reduction("maxabs", _maxabs, lambda g, x: _maxabs_vjp(g, maxabs(x), x), _plain_maxabs_vjp),
 }
 
 

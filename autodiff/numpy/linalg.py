@@ -12,20 +12,16 @@ import math
 
 import numpy as np
 
+from .._kernels import reduce
 from ..extend import defvjp, primitive, value_of
 from ._broadcast import dtype_of
 from ._elementwise import divide, multiply, where
 
 
 def _norm_value(x):
-    if type(x) is np.ndarray and x.dtype == np.float64 and x.flags.c_contiguous:
-        r = x.reshape(-1)
-        return np.float64(math.sqrt(r @ r))
-    r = np.ravel(x)
-    if r.dtype.kind == "c":
-        r = np.abs(r)
-    wide = r if r.dtype == np.float64 else r.astype(np.float64)  # accumulate in float64
-    return np.sqrt(np.dot(wide, wide)).astype(r.dtype if r.dtype.kind == "f" else np.float64)
+    dtype = np.result_type(x)
+    value = math.sqrt(reduce("sumsq", np.abs(x) if dtype.kind == "c" else x))  # float64 accumulation
+    return (dtype if dtype.kind == "f" else np.dtype(np.float64)).type(value)
 
 
 _norm = primitive(_norm_value, "norm")

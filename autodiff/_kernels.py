@@ -1,0 +1,162 @@
+"""Numba kernels for the hot reductions, compiled lazily, with a numpy fallback.
+
+Plain 1-D loops accumulating in float64.  ``fastmath`` is limited to
+reassociation and contraction, so loops vectorise while NaN and Inf still
+propagate.  Inputs are normalised in Python to contiguous 1-D arrays (a view
+when possible), so each kernel has one specialisation per dtype (float32,
+float64).  This module imports nothing from autodiff.
+
+numba is imported at the first kernel call, not at import.  Compiled code is
+cached next to this file when that folder is writable, and not cached (but
+still compiled) when it is not.  With numba missing, ``NUMBA_DISABLE_JIT`` set,
+``AUTODIFF_KERNELS=numpy``, a dtype other than float32/float64, or a kernel
+that raises, the numpy reference runs instead, also accumulating in float64.
+"""
+
+import os
+import threading
+
+import numpy as np
+
+_FLAGS = {"reassoc", "contract"}
+
+
+def _sum(x):
+    acc = 0.0
+    for i in range(x.size):
+        acc += x[i]
+    return acc
+
+
+def _sumsq(x):
+    acc = 0.0
+    for i in range(x.size):
+        v = np.float64(x[i])
+        acc += v * v
+    return acc
+
+
+def _abssum(x):
+    acc = 0.0
+    for i in range(x.size):
+        acc += abs(np.float64(x[i]))
+    return acc
+
+
+def _maxabs(x):
+    best = 0.0
+    for i in range(x.size):
+        v = abs(np.float64(x[i]))
+        if v != v:
+            return v
+        if v > best:
+            best = v
+    return best
+
+
+def _dot(x, y):
+    acc = 0.0
+    for i in range(x.size):
+        acc += np.float64(x[i]) * np.float64(y[i])
+    return acc
+
+
+def _wide(x):
+    return x if x.dtype == np.float64 else x.astype(np.float64)
+
+
+REFERENCE = {  # the numpy reference of each kernel: tests and benchmarks share this table
+    "sum": lambda x: float(np.sum(x, dtype=np.float64)),
+    "sumsq": lambda x: float(np.dot(_wide(x), _wide(x))),
+    "abssum": lambda x: float(np.abs(_wide(x)).sum()),
+    "maxabs": lambda x: float(np.abs(_wide(x)).max()) if x.size else 0.0,
+    "dot": lambda x, y: float(np.dot(_wide(x), _wide(y))),
+}
+_PYTHON = {"sum": _sum, "sumsq": _sumsq, "abssum": _abssum, "maxabs": _maxabs, "dot": _dot}
+
+_compiled = {}
+_lock = threading.Lock()
+
+
+def _use_numba():
+    if os.environ.get("AUTODIFF_KERNELS", "").lower() == "numpy":
+        return False
+    return os.environ.get("NUMBA_DISABLE_JIT", "0") in ("", "0")
+
+
+def _cache_allowed():
+    here = os.path.dirname(os.path.abspath(__file__))
+    cache_dir = os.path.join(here, "__pycache__")
+    target = cache_dir if os.path.isdir(cache_dir) else here
+    return os.access(target, os.W_OK)
+
+
+def _compile(name):
+    try:
+        import numba
+    except ImportError:
+        return None
+    return numba.njit(cache=_cache_allowed(), fastmath=_FLAGS, nogil=True, error_model="numpy")(_PYTHON[name])
+
+
+def kernel(name):
+    """The compiled kernel ``name``, or ``None`` when the numpy reference must run."""
+    k = _compiled.get(name, False)
+    if k is not False:
+        return k
+    with _lock:
+        if name not in _compiled:
+            _compiled[name] = _compile(name) if _use_numba() else None
+    return _compiled[name]
+
+
+def flat(x):
+    """``x`` as a contiguous 1-D array: a view when ``x`` is already contiguous."""
+    x = np.asarray(x)
+    return x.reshape(-1) if x.flags.c_contiguous else np.ascontiguousarray(x).reshape(-1)
+
+
+_FAST = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def reduce(name, x):
+    """Run the unary kernel ``name`` on the array ``x`` (any shape); a Python float back.
+
+    The hot path of every model-wide reduction: one dictionary lookup and one
+    compiled call for a contiguous float32/float64 array.
+    """
+    k = _compiled.get(name, False)
+    if k is False:
+        k = kernel(name)
+    if k is not None and type(x) is np.ndarray and x.dtype in _FAST:
+        try:
+            return k(x if x.ndim == 1 and x.flags.c_contiguous else flat(x))
+        except Exception:  # never a wrong answer: fall back to numpy
+            pass
+    return REFERENCE[name](flat(x))
+
+
+def run(name, *xs):
+    """Run kernel ``name`` on arrays ``xs`` (any shape, same dtype); a float64 Python float back."""
+    arrays = [flat(x) for x in xs]
+    k = kernel(name) if arrays[0].dtype in (np.float32, np.float64) else None
+    if k is not None:
+        try:
+            return k(*arrays)
+        except Exception:  # a kernel that fails falls back to numpy, never to a wrong answer
+            pass
+    return REFERENCE[name](*arrays)
+
+
+def warmup():
+    """Compile every kernel for float32 and float64 now (the test suite calls this once)."""
+    for name in _PYTHON:
+        for dtype in (np.float32, np.float64):
+            args = [np.ones(3, dtype)] * (2 if name == "dot" else 1)
+            run(name, *args)
+
+
+def signatures():
+    """``{kernel: number of compiled specialisations}`` (at most 2 each, by design)."""
+    return {name: len(k.signatures) for name, k in _compiled.items() if k is not None}
+
