@@ -11,42 +11,58 @@ import numpy as np
 from ._containers import node_of
 from ._tangents import NoTangent, Thunk, ZeroTangent
 from ._traced import Traced, new_input, value_of
-from ._trees import format_path, rebuild_node, tangent_node, transform
+from ._trees import flatten, format_path, leaves
 
 
 def is_differentiable(x):
     """Float or complex arrays and scalars (traced or not); not ints, bools or objects."""
+    if type(x) is np.ndarray:
+        return x.dtype.kind in "fc"
     v = value_of(x)
     if isinstance(v, (np.ndarray, np.generic)):
         return v.dtype.kind in "fc"
     return isinstance(v, (float, complex))
 
 
+class Record:
+    """What tracing the arguments did: one traced input per distinct leaf, and each argument's shape."""
+
+    __slots__ = ("seen", "structures", "bare")
+
+    def __init__(self):
+        self.seen = {}  # id(leaf) -> traced input, shared by all structured arguments
+        self.structures = {}  # argument number -> (leaves, traced leaves, treedef)
+        self.bare = {}  # argument number -> traced input of a bare array or float
+
+
 def trace_arguments(tape, args, argnums):
-    """Replace the differentiable leaves of ``args[argnums]`` by traced inputs.
+    """Replace the differentiable leaves of ``args[argnums]`` by traced inputs (one per distinct leaf).
 
-    Returns the new argument list and ``seen``: ``{id(leaf): (leaf, traced)}``.
+    Returns the new argument list and a :class:`Record` for :func:`gradient_of`.
     """
-    seen = {}
-
-    def leaf_fn(path, leaf):
-        if not is_differentiable(leaf):
-            _refuse_hidden_floats(path, leaf)
-            return leaf
-        hit = seen.get(id(leaf))
-        if hit is None:
-            hit = seen[id(leaf)] = (leaf, new_input(tape, leaf))
-        return hit[1]
-
+    record = Record()
+    seen = record.seen
     new = list(args)
     for i in argnums:
         arg = args[i]
-        if is_differentiable(arg):  # a bare array or float: no walk needed
-            new[i] = leaf_fn((i,), arg)
+        if is_differentiable(arg):  # a bare array or float: its own input, as in JAX
+            new[i] = record.bare[i] = new_input(tape, arg)
             continue
         _check_argument(arg, i)
-        new[i] = transform(arg, leaf_fn, rebuild_node, (i,))
-    return new, seen
+        leaves, treedef = flatten(arg, (i,))
+        traced = []
+        for leaf in leaves:
+            if is_differentiable(leaf):
+                t = seen.get(id(leaf))
+                if t is None:
+                    t = seen[id(leaf)] = new_input(tape, leaf)
+                traced.append(t)
+            else:
+                _refuse_hidden_floats(arg, i, leaf)
+                traced.append(leaf)
+        new[i] = treedef.unflatten(traced)
+        record.structures[i] = (leaves, traced, treedef)
+    return new, record
 
 
 def _check_argument(x, i):
@@ -70,10 +86,11 @@ def _as_float_hint(v):
     return "np.asarray(x, dtype=float)" if isinstance(v, np.ndarray) else f"{float(v)!r}"
 
 
-def _refuse_hidden_floats(path, leaf):
+def _refuse_hidden_floats(arg, i, leaf):
     """An unregistered object visibly holding float arrays would lose its gradient."""
     inner = getattr(leaf, "__dict__", None)
     if inner and not callable(leaf) and any(map(_holds_floats, inner.values())):
+        path = next(p for p, x in leaves(arg, (i,)) if x is leaf)
         raise TypeError(
             f"{format_path(path)} is a {type(leaf).__name__} holding float arrays "
             "that autodiff cannot see inside; its gradient would be lost. Make it "
@@ -85,21 +102,21 @@ def _holds_floats(v):
     return isinstance(v, np.ndarray) and v.dtype.kind in "fc"
 
 
-def gradient_of(arg, i, seen, cts):
+def gradient_of(arg, i, record, cts):
     """The gradient mirroring argument ``arg`` (number ``i``), given the tape's cotangents."""
-    if is_differentiable(arg):
-        hit = seen[id(arg)]
-        return _materialise(cts[hit[1].index], arg, bare=True)
+    structure = record.structures.get(i)
+    if structure is None:  # a bare array or float
+        return _materialise(cts[record.bare[i].index], arg, bare=True)
+    leaves, traced, treedef = structure
     emitted = set()
-
-    def leaf_fn(path, leaf):
-        hit = seen.get(id(leaf)) if is_differentiable(leaf) else None
-        if hit is None or id(leaf) in emitted:
-            return None
+    grads = []
+    for leaf, t in zip(leaves, traced):
+        if t is leaf or id(leaf) in emitted:  # not differentiated, or a later occurrence of a tie
+            grads.append(None)
+            continue
         emitted.add(id(leaf))
-        return _materialise(cts[hit[1].index], leaf, bare=False)
-
-    return transform(arg, leaf_fn, tangent_node, (i,))
+        grads.append(_materialise(cts[t.index], leaf, bare=False))
+    return treedef.tangent(grads)
 
 
 def _materialise(ct, primal, bare):
@@ -123,6 +140,8 @@ def zeros_like_primal(primal):
 
 def _match_primal(ct, primal):
     if type(ct) is Traced:
+        return ct
+    if type(ct) is np.ndarray and type(primal) is np.ndarray and ct.dtype == primal.dtype:
         return ct
     v = value_of(primal)
     if isinstance(v, (float, complex)):

@@ -26,10 +26,10 @@ def vjp(f, *primals, has_aux=False):
     """
     argnums = range(len(primals))
     with open_tape() as tape:
-        args, seen = trace_arguments(tape, primals, argnums)
+        args, record = trace_arguments(tape, primals, argnums)
         out, aux = _split_aux(f(*args), has_aux, "vjp")
     value, outputs = _unwrap_outputs(out, tape)
-    pullback = Pullback(tape, primals, seen, out, outputs)
+    pullback = Pullback(tape, primals, record, out, outputs)
     if has_aux:
         return value, pullback, _unwrap_outputs(aux, tape)[0]
     return value, pullback
@@ -38,14 +38,14 @@ def vjp(f, *primals, has_aux=False):
 class Pullback:
     """The pullback returned by :func:`vjp`: cotangent of the output -> gradients of the primals."""
 
-    def __init__(self, tape, primals, seen, out, outputs):
-        self._tape, self._primals, self._seen = tape, primals, seen
+    def __init__(self, tape, primals, record, out, outputs):
+        self._tape, self._primals, self._record = tape, primals, record
         self._out, self._outputs = out, outputs
 
     def __call__(self, ct):
         cts = self._seeds(ct)
         all_cts = backward(self._tape, cts)
-        return tuple(gradient_of(p, i, self._seen, all_cts) for i, p in enumerate(self._primals))
+        return tuple(gradient_of(p, i, self._record, all_cts) for i, p in enumerate(self._primals))
 
     def _seeds(self, ct):
         given = leaves(ct)
@@ -117,13 +117,13 @@ def value_and_grad(f, argnums=0, has_aux=False):
     def value_and_grad_f(*args, **kwargs):
         nums = _argnums(argnums, len(args))
         with open_tape() as tape:
-            traced, seen = trace_arguments(tape, args, nums)
+            traced, record = trace_arguments(tape, args, nums)
             out, aux = _split_aux(f(*traced, **kwargs), has_aux, "grad")
         value, index = _scalar_output(out, tape)
         cts = [None] * len(tape.entries)
         if index is not None:
             cts = backward(tape, {index: _one_like(value)})
-        grads = [gradient_of(args[i], i, seen, cts) for i in nums]
+        grads = [gradient_of(args[i], i, record, cts) for i in nums]
         grads = tuple(grads) if isinstance(argnums, (tuple, list)) else grads[0]
         if has_aux:
             return (value, _unwrap_outputs(aux, tape)[0]), grads

@@ -80,3 +80,84 @@ def leaves(root, path=()):
 
 def _nothing(*args):
     return None
+
+
+class TreeDef:
+    """The shape of a flattened tree: post-order ops, ``None`` per leaf, ``(node, x, keys, n)`` per container.
+
+    ``flatten`` walks once; ``unflatten`` and ``tangent`` then rebuild from new
+    leaves without looking inside anything again (JAX's treedef, in Python).
+    """
+
+    __slots__ = ("ops",)
+
+    def __init__(self, ops):
+        self.ops = ops
+
+    def unflatten(self, leaves):
+        return self._build(leaves, _rebuild_op)
+
+    def tangent(self, leaves):
+        """The structural tangent with these leaves; all-``None`` subtrees collapse to ``None``."""
+        return self._build(leaves, _tangent_op)
+
+    def _build(self, leaves, make):
+        it = iter(leaves)
+        stack = []
+        for op in self.ops:
+            if op is None:
+                stack.append(next(it))
+                continue
+            node, x, keys, n = op
+            kids = stack[len(stack) - n:]
+            del stack[len(stack) - n:]
+            stack.append(make(node, x, keys, kids))
+        return stack[0]
+
+
+def _rebuild_op(node, x, keys, kids):
+    return node.rebuild(x, kids)
+
+
+def _tangent_op(node, x, keys, kids):
+    for k in kids:
+        if k is not None:
+            return node.tangent(x, keys, kids)
+    return None
+
+
+def flatten(root, path=()):
+    """``(leaves, treedef)``: the leaves in traversal order (duplicates kept) and how to rebuild."""
+    leaves, ops = [], []
+    node = node_of(root)
+    if node is None:
+        return [root], TreeDef([None])
+    keys, kids = node.children(root)
+    stack = [(root, node, keys, kids, 0, path)]
+    on_path = {id(root)}
+    while stack:
+        x, node, keys, kids, i, fpath = stack[-1]
+        while i < len(kids):
+            child = kids[i]
+            child_node = node_of(child)
+            if child_node is not None:
+                break
+            leaves.append(child)
+            ops.append(None)
+            i += 1
+        if i < len(kids):
+            stack[-1] = (x, node, keys, kids, i + 1, fpath)
+            child_path = fpath + (keys[i],)
+            if id(child) in on_path:
+                raise ValueError(
+                    f"cycle: the object at {format_path(child_path)} contains itself; "
+                    "a model must be a tree (ties are fine, loops are not)"
+                )
+            on_path.add(id(child))
+            ckeys, ckids = child_node.children(child)
+            stack.append((child, child_node, ckeys, ckids, 0, child_path))
+            continue
+        stack.pop()
+        on_path.discard(id(x))
+        ops.append((node, x, keys, len(kids)))
+    return leaves, TreeDef(ops)

@@ -17,13 +17,17 @@ from ._broadcast import broadcast_to, cast, dtype_of, shape_of
 from ._elementwise import multiply, sign
 
 
+def _dtype(x):
+    return x.dtype if type(x) is np.ndarray else np.result_type(x)
+
+
 def _real(x):
-    return np.abs(x) if np.iscomplexobj(x) else x
+    return np.abs(x) if _dtype(x).kind == "c" else x
 
 
 def _back(value, x):
-    kind = np.result_type(x)
-    return np.result_type(kind if kind.kind == "f" else np.float64).type(value)
+    dtype = _dtype(x)
+    return dtype.type(value) if dtype.kind == "f" else np.float64(value)
 
 
 def _sumsq(x):
@@ -81,7 +85,7 @@ class Reduction:
 
 
 def _scalar(g, x):
-    return np.result_type(x).type(g)
+    return _dtype(x).type(g)
 
 
 def _plain_sum_vjp(g, x):
