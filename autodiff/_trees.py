@@ -128,36 +128,41 @@ def _tangent_op(node, x, keys, kids):
 
 def flatten(root, path=()):
     """``(leaves, treedef)``: the leaves in traversal order (duplicates kept) and how to rebuild."""
-    leaves, ops = [], []
     node = node_of(root)
     if node is None:
         return [root], TreeDef([None])
+    leaves, ops = [], []
     keys, kids = node.children(root)
-    stack = [(root, node, keys, kids, 0, path)]
+    stack = [[root, node, keys, kids, 0]]
     on_path = {id(root)}
     while stack:
-        x, node, keys, kids, i, fpath = stack[-1]
-        while i < len(kids):
+        frame = stack[-1]
+        kids, i, n = frame[3], frame[4], len(frame[3])
+        while i < n:
             child = kids[i]
             child_node = node_of(child)
+            i += 1
             if child_node is not None:
                 break
             leaves.append(child)
             ops.append(None)
-            i += 1
-        if i < len(kids):
-            stack[-1] = (x, node, keys, kids, i + 1, fpath)
-            child_path = fpath + (keys[i],)
-            if id(child) in on_path:
-                raise ValueError(
-                    f"cycle: the object at {format_path(child_path)} contains itself; "
-                    "a model must be a tree (ties are fine, loops are not)"
-                )
-            on_path.add(id(child))
-            ckeys, ckids = child_node.children(child)
-            stack.append((child, child_node, ckeys, ckids, 0, child_path))
+        else:
+            stack.pop()
+            on_path.discard(id(frame[0]))
+            ops.append((frame[1], frame[0], frame[2], n))
             continue
-        stack.pop()
-        on_path.discard(id(x))
-        ops.append((node, x, keys, len(kids)))
+        frame[4] = i
+        if id(child) in on_path:
+            raise ValueError(
+                f"cycle: the object at {format_path(path + _stack_path(stack))} contains itself; "
+                "a model must be a tree (ties are fine, loops are not)"
+            )
+        on_path.add(id(child))
+        ckeys, ckids = child_node.children(child)
+        stack.append([child, child_node, ckeys, ckids, 0])
     return leaves, TreeDef(ops)
+
+
+def _stack_path(stack):
+    """The key path of the child being entered, read off the frames (only needed for errors)."""
+    return tuple(frame[2][frame[4] - 1] for frame in stack)
