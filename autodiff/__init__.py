@@ -8,6 +8,7 @@
 
 from . import numpy  # noqa: F401  (installs array behaviour on traced values)
 from ._gradcheck import GradcheckError, gradcheck
+from ._kernels import warmup
 from ._higher import hessian, hvp, jacobian, jvp
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk
 from ._traced import value_of as stop_gradient
@@ -16,6 +17,6 @@ from .numpy import abssum, maxabs, sumsq
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp", "stop_gradient",
-    "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs",
+    "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "warmup",
     "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk",
 ]

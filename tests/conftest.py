@@ -1,9 +1,27 @@
 import numpy as np
 import pytest
 
+import autodiff
+
 collect_ignore = ["op_table.py", "gallery.py"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _compiled_kernels():
+    """Compile the numba kernels once, up front, so no test pays for it mid-way."""
+    autodiff.warmup()
 
 
 @pytest.fixture
 def rng():
     return np.random.default_rng(0)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    """After the whole suite: every kernel may keep at most 4 compiled specialisations."""
+    from autodiff import _kernels
+
+    too_many = {name: n for name, n in _kernels.signatures().items() if n > 4}
+    if too_many:
+        print(f"\nkernels compiled too many specialisations: {too_many}")
+        session.exitstatus = 1

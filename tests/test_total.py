@@ -218,3 +218,29 @@ def test_cycle_in_total_raises():
     loop["again"] = [loop]
     with pytest.raises(ValueError, match="cycle"):
         total(sumsq, loop)
+
+
+GENERIC = {
+    "sum": (anp.sum, lambda p: anp.sum(p * 1.0)),
+    "norm": (anp.linalg.norm, lambda p: anp.sqrt(anp.sum(p * p))),
+    "sumsq": (autodiff.sumsq, lambda p: anp.sum(p * p)),
+    "abssum": (autodiff.abssum, lambda p: anp.sum(anp.abs(p))),
+    "maxabs": (autodiff.maxabs, lambda p: autodiff.maxabs(p) + 0.0),
+}
+
+
+@pytest.mark.parametrize("name", sorted(GENERIC))
+def test_fast_path_equals_generic_path_to_second_order(name):
+    fast, generic = GENERIC[name]
+    rng = np.random.default_rng(3)
+    shared = rng.standard_normal(4) + 0.5
+    models = [m4(), {"a": shared, "b": [shared, rng.standard_normal((2, 3))], "n": 3},
+              {"w32": rng.standard_normal(5).astype(np.float32), "w64": rng.standard_normal(3)}]
+    for model in models:
+        np.testing.assert_allclose(total(fast, model), total(generic, model), rtol=1e-6)
+        g_fast = grad(lambda m: total(fast, m))(model)  # noqa: B023
+        g_gen = grad(lambda m: total(generic, m))(model)  # noqa: B023
+        _assert_same_tree(g_fast, g_gen)
+        second = lambda m: sumsq(grad(lambda m: total(fast, m))(m)["x" if "x" in m else list(m)[0]])  # noqa: E731, B023
+        assert autodiff.gradcheck(second, model, order=1)
+    assert autodiff.gradcheck(lambda m: total(fast, m), models[1], order=2)

@@ -1,0 +1,129 @@
+"""The numba kernels against their numpy references (one shared table), and their operating limits."""
+
+import math
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from autodiff import _kernels as K
+
+shapes = st.lists(st.integers(0, 5), min_size=0, max_size=3).map(tuple)
+
+
+def _arrays(shape, dtype, seed, n=1):
+    rng = np.random.default_rng(seed)
+    return [rng.standard_normal(shape).astype(dtype) for _ in range(n)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", sorted(K.REFERENCE))
+def test_kernel_matches_reference(name, dtype):
+    @settings(max_examples=25, deadline=None)
+    @given(shape=shapes, seed=st.integers(0, 1000))
+    def check(shape, seed):
+        xs = _arrays(shape, dtype, seed, 2 if name == "dot" else 1)
+        assert math.isclose(K.run(name, *xs), K.REFERENCE[name](*[K.flat(x) for x in xs]),
+                            rel_tol=1e-12, abs_tol=1e-12)
+
+    check()
+
+
+@pytest.mark.parametrize("name", ["sum", "sumsq", "abssum", "maxabs"])
+def test_non_contiguous_views_and_empty(name):
+    x = np.arange(24.0).reshape(4, 6)[:, ::2].T
+    assert not x.flags.c_contiguous
+    assert math.isclose(K.reduce(name, x), K.REFERENCE[name](np.ascontiguousarray(x).ravel()), rel_tol=1e-15)
+    assert K.reduce(name, np.zeros((0, 3), np.float32)) == K.REFERENCE[name](np.zeros(0))
+
+
+@pytest.mark.parametrize("name", ["sum", "sumsq", "abssum", "maxabs"])
+def test_nan_and_inf_propagate(name):
+    x = np.array([1.0, np.nan, 3.0], np.float32)
+    assert math.isnan(K.reduce(name, x))
+    y = np.array([1.0, np.inf], np.float64)
+    assert K.reduce(name, y) == K.REFERENCE[name](y)
+
+
+def test_float32_sum_of_squares_is_accurate_to_1e12():
+    x = np.random.default_rng(0).standard_normal(10_000_000).astype(np.float32)
+    exact = math.fsum(float(v) * float(v) for v in x.astype(np.float64))
+    assert abs(K.reduce("sumsq", x) - exact) / exact <= 1e-12
+
+
+def test_numpy_fallback_gives_the_same_answers(monkeypatch):
+    x = np.random.default_rng(1).standard_normal(1000).astype(np.float32)
+    compiled = {name: K.reduce(name, x) for name in ["sum", "sumsq", "abssum", "maxabs"]}
+    monkeypatch.setattr(K, "_compiled", dict.fromkeys(K.REFERENCE))  # every kernel "unavailable"
+    for name, value in compiled.items():
+        assert math.isclose(K.reduce(name, x), value, rel_tol=1e-12)
+
+
+def test_other_dtypes_use_numpy():
+    assert K.reduce("sumsq", np.arange(4)) == 14.0
+    assert K.reduce("sum", np.ones(3, np.float16)) == 3.0
+
+
+def test_at_most_two_specialisations_per_kernel():
+    for dtype in (np.float32, np.float64):
+        for shape in [(3,), (4, 5), (2, 3, 4), (7,)]:
+            x = np.ones(shape, dtype)
+            for name in ["sum", "sumsq", "abssum", "maxabs"]:
+                K.reduce(name, x)
+                K.reduce(name, x.T)
+            K.run("dot", x, x)
+    assert all(n <= 2 for n in K.signatures().values()), K.signatures()
+
+
+def _python(code, **env):
+    return subprocess.run([sys.executable, "-W", "always", "-c", textwrap.dedent(code)],
+                          capture_output=True, text=True, env={**os.environ, **env}, timeout=300)
+
+
+def test_unwritable_package_folder_compiles_without_cache_and_without_warnings():
+    done = _python("""
+        import os
+        real_access = os.access
+        os.access = lambda path, mode: False if mode == os.W_OK else real_access(path, mode)
+        import numpy as np
+        from autodiff import _kernels as K
+        assert K._cache_allowed() is False
+        assert K.reduce("sumsq", np.ones(10, np.float32)) == 10.0
+        assert K.kernel("sumsq") is not None
+        print("ok")
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok" and "Warning" not in done.stderr
+
+
+def test_disable_jit_and_forced_numpy():
+    for env in ({"NUMBA_DISABLE_JIT": "1"}, {"AUTODIFF_KERNELS": "numpy"}):
+        done = _python("""
+            import numpy as np
+            from autodiff import _kernels as K
+            assert K.kernel("sumsq") is None
+            print(K.reduce("sumsq", np.ones(10, np.float32)))
+        """, **env)
+        assert done.returncode == 0, done.stderr
+        assert float(done.stdout) == 10.0
+
+
+def test_forked_child_can_use_the_kernels():
+    x = np.ones(1000, np.float32)
+    K.reduce("sumsq", x)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child
+        try:
+            os.write(write, repr(K.reduce("sumsq", x)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    got = os.read(read, 100).decode()
+    os.waitpid(pid, 0)
+    assert float(got) == 1000.0
