@@ -8,8 +8,8 @@
 
 from . import numpy  # noqa: F401  (installs array behaviour on traced values)
 from ._gradcheck import GradcheckError, gradcheck
-from ._kernels import warmup
 from ._higher import hessian, hvp, jacobian, jvp
+from ._kernels import warmup
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk
 from ._traced import value_of as stop_gradient
 from ._transforms import grad, value_and_grad, vjp
