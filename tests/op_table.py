@@ -12,6 +12,7 @@ import hypothesis.strategies as st
 import numpy as np
 
 import autodiff.numpy as anp
+from autodiff.nn import functional as F
 from autodiff.numpy import _broadcast as B
 from autodiff.numpy import _elementwise as E
 from autodiff.numpy import _indexing as Ix
@@ -27,6 +28,18 @@ def positive(x):
 
 def away_from_zero(x):
     return np.where(x >= 0, x + 0.5, x - 0.5)
+
+
+def inside_unit(x):
+    return np.tanh(x) * 0.9
+
+
+def above_one(x):
+    return np.abs(x) + 1.5
+
+
+def near_one(x):
+    return 1.0 + 0.3 * np.tanh(x)
 
 
 dims = st.integers(1, 4)
@@ -94,6 +107,33 @@ def index_case(draw):
 
 
 @st.composite
+def wide_reduce_case(draw):
+    """Reductions whose reduced axes all have at least 2 elements (std, extremes without ties)."""
+    s = draw(st.lists(st.integers(2, 4), min_size=1, max_size=3).map(tuple))
+    axis = draw(st.one_of(st.none(), st.integers(-len(s), len(s) - 1)))
+    return (s,), {"axis": axis, "keepdims": draw(st.booleans())}
+
+
+@st.composite
+def cumulative_case(draw):
+    s = draw(nonempty_shape())
+    return (s,), {"axis": draw(st.one_of(st.none(), st.integers(-len(s), len(s) - 1)))}
+
+
+EINSUMS = [
+    ("ij,jk->ik", [(2, 3), (3, 4)]), ("ij->j", [(3, 2)]), ("i,i->", [(4,), (4,)]),
+    ("ijk,ik->j", [(2, 3, 4), (2, 4)]), ("ij,kj->ikj", [(2, 3), (4, 3)]), ("ij->ji", [(2, 3)]),
+    ("ij,jk", [(2, 3), (3, 2)]), ("ij,j,k->ik", [(2, 3), (3,), (2,)]),
+]
+
+
+@st.composite
+def einsum_case(draw):
+    subscripts, shapes = draw(st.sampled_from(EINSUMS))
+    return tuple(shapes), {"subscripts": subscripts}
+
+
+@st.composite
 def transpose_case(draw):
     s = draw(shape)
     return (s,), {"axes": tuple(draw(st.permutations(range(len(s)))))}
@@ -123,6 +163,18 @@ class Op:
 
 def _where(c, x, y):
     return anp.where(c > 0, x, y)
+
+
+def _spd(a):
+    n = np.shape(a)[-1]
+    return a @ anp.swapaxes(a, -1, -2) + n * np.eye(n, dtype=a.dtype)
+
+
+def _well_conditioned(a):
+    return a + 3.0 * np.eye(np.shape(a)[-1], dtype=a.dtype)
+
+
+square_matrix = st.sampled_from([((3, 3),), ((2, 2),), ((2, 3, 3),)])
 
 
 OPS = [
@@ -163,6 +215,80 @@ OPS = [
     Op("sumsq", anp.sumsq, plain(one())),
     Op("abssum", anp.abssum, plain(one()), away_from_zero),
     Op("maxabs", anp.maxabs, plain(one()), away_from_zero),
+    Op("exp2", anp.exp2, plain(one())),
+    Op("log2", anp.log2, plain(one()), positive),
+    Op("log10", anp.log10, plain(one()), positive),
+    Op("log1p", anp.log1p, plain(one()), positive),
+    Op("expm1", anp.expm1, plain(one())),
+    Op("cbrt", anp.cbrt, plain(one()), away_from_zero),
+    Op("reciprocal", anp.reciprocal, plain(one()), away_from_zero),
+    Op("tan", anp.tan, plain(one()), inside_unit),
+    Op("arcsin", anp.arcsin, plain(one()), inside_unit),
+    Op("arccos", anp.arccos, plain(one()), inside_unit),
+    Op("arctan", anp.arctan, plain(one())),
+    Op("arctan2", anp.arctan2, plain(broadcast_pair()), away_from_zero),
+    Op("sinh", anp.sinh, plain(one())),
+    Op("cosh", anp.cosh, plain(one())),
+    Op("arcsinh", anp.arcsinh, plain(one())),
+    Op("arccosh", anp.arccosh, plain(one()), above_one),
+    Op("arctanh", anp.arctanh, plain(one()), inside_unit),
+    Op("maximum", anp.maximum, plain(broadcast_pair())),
+    Op("minimum", anp.minimum, plain(broadcast_pair())),
+    Op("fmax", anp.fmax, plain(broadcast_pair())),
+    Op("fmin", anp.fmin, plain(broadcast_pair())),
+    Op("clip", lambda x: anp.clip(x, -0.5, 0.7), plain(one())),
+    Op("clip arrays", lambda x, lo: anp.clip(x, lo, lo + 1.0), plain(broadcast_pair())),
+    Op("logaddexp", anp.logaddexp, plain(broadcast_pair())),
+    Op("hypot", anp.hypot, plain(broadcast_pair()), away_from_zero),
+    Op("real", anp.real, plain(one())),
+    Op("imag", lambda x: anp.imag(x) + x, plain(one())),
+    Op("conj", anp.conj, plain(one())),
+    Op("prod", anp.prod, reduce_case(), near_one),
+    Op("max", anp.max, reduce_case()),
+    Op("amin", anp.amin, reduce_case()),
+    Op("var", anp.var, reduce_case()),
+    Op("std", anp.std, wide_reduce_case()),
+    Op("cumsum", anp.cumsum, cumulative_case()),
+    Op("cumprod", anp.cumprod, cumulative_case(), near_one),
+    Op("einsum", lambda *xs, subscripts: anp.einsum(subscripts, *xs), einsum_case()),
+    Op("tensordot", lambda a, b: anp.tensordot(a, b, axes=([1, 2], [0, 1])),
+       plain(st.just(((2, 3, 4), (3, 4, 2))))),
+    Op("inner", anp.inner, plain(st.sampled_from([((3,), (3,)), ((2, 3), (4, 3))]))),
+    Op("outer", anp.outer, plain(st.just(((3,), (2, 2))))),
+    Op("vdot", anp.vdot, plain(st.just(((2, 3), (3, 2))))),
+    Op("trace", lambda x: anp.trace(x, offset=1), plain(st.just(((3, 4),)))),
+    Op("diag", anp.diag, plain(st.sampled_from([((3,),), ((3, 4),)]))),
+    Op("diagonal", lambda x: anp.diagonal(x, -1, 0, 2), plain(st.just(((3, 2, 4),)))),
+    Op("linalg.norm ord=1", lambda x: anp.linalg.norm(x, 1, axis=-1), plain(one(nonempty_shape())),
+       away_from_zero),
+    Op("linalg.norm ord=inf", lambda x: anp.linalg.norm(x, np.inf, axis=0), plain(one(nonempty_shape()))),
+    Op("linalg.norm axis", lambda x: anp.linalg.norm(x, axis=0, keepdims=True), plain(one(nonempty_shape()))),
+    Op("linalg.norm fro", lambda x: anp.linalg.norm(x, "fro", axis=(0, 1)), plain(st.just(((2, 3, 2),)))),
+    Op("linalg.solve", lambda a, b: anp.linalg.solve(_well_conditioned(a), b),
+       plain(st.sampled_from([((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (2, 3, 1))]))),
+    Op("linalg.inv", lambda a: anp.linalg.inv(_well_conditioned(a)), plain(square_matrix)),
+    Op("linalg.det", lambda a: anp.linalg.det(_well_conditioned(a)), plain(square_matrix)),
+    Op("linalg.slogdet", lambda a: anp.linalg.slogdet(_well_conditioned(a))[1], plain(square_matrix)),
+    Op("linalg.cholesky", lambda a: anp.linalg.cholesky(_spd(a)), plain(square_matrix)),
+    Op("flip", lambda x: anp.flip(x, 0), plain(one(nonempty_shape()))),
+    Op("moveaxis", lambda x: anp.moveaxis(x, 0, -1), plain(one(nonempty_shape()))),
+    Op("hstack", lambda x, y: anp.hstack([x, y]), plain(st.sampled_from([((2,), (3,)), ((2, 2), (2, 3))]))),
+    Op("vstack", lambda x, y: anp.vstack([x, y]), plain(st.sampled_from([((3,), (3,)), ((2, 3), (1, 3))]))),
+    Op("split", lambda x: sum(p * (k + 1.0) for k, p in enumerate(anp.split(x, [1, 3], axis=-1))),
+       plain(st.just(((2, 4),)))),
+    Op("roll", lambda x: anp.roll(x, 2, axis=-1), plain(one(nonempty_shape()))),
+    Op("roll flat", lambda x: anp.roll(x, -1), plain(one())),
+    Op("tile", lambda x: anp.tile(x, (2, 1, 3)), plain(one())),
+    Op("repeat", lambda x: anp.repeat(x, 2, axis=0), plain(one(nonempty_shape()))),
+    Op("repeat varying", lambda x: anp.repeat(x, [1, 0, 3]), plain(st.just(((3,),)))),
+    Op("pad", lambda x: anp.pad(x, 1, constant_values=2.0), plain(one())),
+    Op("take", lambda x: anp.take(x, [0, 0, 1, -1], axis=-1), plain(st.just(((2, 3),)))),
+    Op("logsumexp", lambda x, axis, keepdims: F.logsumexp(x, axis, keepdims), reduce_case()),
+    Op("softmax", lambda x: F.softmax(x, axis=0), plain(one(nonempty_shape()))),
+    Op("log_softmax", lambda x: F.log_softmax(x), plain(one(nonempty_shape()))),
+    Op("sigmoid", F.sigmoid, plain(one())),
+    Op("relu", F.relu, plain(one()), away_from_zero),
+    Op("softplus", F.softplus, plain(one())),
     Op("stack", lambda x, y: anp.stack([x, y * 2.0], axis=-1), plain(one().map(lambda s: s * 2))),
     Op("swapaxes", lambda x: anp.swapaxes(x, 0, -1), plain(one(nonempty_shape()))),
     Op("expand_dims", lambda x: anp.expand_dims(x, 0), plain(one())),

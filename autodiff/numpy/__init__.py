@@ -2,6 +2,7 @@
 
 Each op is a primitive with its pullback beside it (or a composition of
 primitives), so ``grad`` of code written against ``anp`` works to any order.
+Plain ``numpy`` functions called on traced values are routed here by name.
 
 >>> import numpy as np
 >>> import autodiff
@@ -13,7 +14,9 @@ array([0., 0., 0.])
 import numpy as np
 
 from . import _interop, _methods, linalg
+from ._binary import arctan2, clip, fmax, fmin, hypot, logaddexp, maximum, minimum
 from ._broadcast import broadcast_to, cast
+from ._complex import conj, conjugate, imag, real
 from ._elementwise import (
     abs,
     absolute,
@@ -34,12 +37,46 @@ from ._elementwise import (
     true_divide,
     where,
 )
-from ._indexing import getitem
-from ._linalg import dot, matmul
+from ._indexing import getitem, take
+from ._linalg import diag, diagonal, dot, einsum, inner, matmul, outer, tensordot, trace, vdot
 from ._named import abssum, maxabs, sumsq
 from ._nondiff import NONDIFF
-from ._reductions import mean, sum
-from ._shape import concatenate, expand_dims, ravel, reshape, squeeze, stack, swapaxes, transpose
+from ._reductions import amax, amin, cumprod, cumsum, max, mean, min, prod, std, sum, var
+from ._shape import (
+    concatenate,
+    expand_dims,
+    flip,
+    hstack,
+    moveaxis,
+    pad,
+    ravel,
+    repeat,
+    reshape,
+    roll,
+    split,
+    squeeze,
+    stack,
+    swapaxes,
+    tile,
+    transpose,
+    vstack,
+)
+from ._transcendental import (
+    arccos,
+    arccosh,
+    arcsin,
+    arcsinh,
+    arctan,
+    arctanh,
+    cosh,
+    exp2,
+    expm1,
+    log1p,
+    log2,
+    log10,
+    sinh,
+    tan,
+)
 
 
 def astype(x, dtype):
@@ -47,12 +84,33 @@ def astype(x, dtype):
     return cast(x, np.dtype(dtype))
 
 
+def reciprocal(x):
+    """``1 / x``."""
+    return divide(1.0, x)
+
+
+def cbrt(x):
+    """The real cube root (negative inputs included)."""
+    return multiply(sign(x), power(absolute(x), 1.0 / 3.0))
+
+
 __all__ = [
-    "abs", "absolute", "abssum", "add", "astype", "maxabs", "sumsq", "broadcast_to", "concatenate",
-    "cos", "divide", "dot", "exp",
-    "expand_dims", "getitem", "log", "matmul", "mean", "multiply", "negative",
-    "power", "ravel", "reshape", "sign", "sin", "sqrt", "square", "squeeze", "stack",
-    "subtract", "sum", "swapaxes", "tanh", "transpose", "true_divide", "where",
+    # elementwise
+    "abs", "absolute", "add", "subtract", "multiply", "divide", "true_divide", "power", "negative",
+    "sign", "exp", "exp2", "log", "log2", "log10", "log1p", "expm1", "sqrt", "cbrt", "square",
+    "reciprocal", "sin", "cos", "tan", "arcsin", "arccos", "arctan", "arctan2", "sinh", "cosh", "tanh",
+    "arcsinh", "arccosh", "arctanh", "maximum", "minimum", "fmax", "fmin", "clip", "where",
+    "logaddexp", "hypot", "real", "imag", "conj", "conjugate", "astype",
+    # reductions
+    "sum", "mean", "prod", "max", "min", "amax", "amin", "var", "std", "cumsum", "cumprod",
+    "sumsq", "abssum", "maxabs",
+    # linear algebra
+    "dot", "vdot", "inner", "outer", "matmul", "tensordot", "einsum", "trace", "diag", "diagonal",
+    # shape
+    "reshape", "ravel", "transpose", "swapaxes", "moveaxis", "expand_dims", "squeeze", "broadcast_to",
+    "concatenate", "stack", "hstack", "vstack", "split", "flip", "roll", "tile", "repeat", "pad",
+    # indexing
+    "getitem", "take",
 ]
 
 globals().update(NONDIFF)
@@ -61,4 +119,4 @@ __all__ += list(NONDIFF)
 _methods.install()
 _interop.install()
 _interop.register_routes({name: globals()[name] for name in __all__})
-_interop.register_routes({"norm": linalg.norm}, np.linalg)
+_interop.register_routes({name: getattr(linalg, name) for name in linalg.__all__}, np.linalg)

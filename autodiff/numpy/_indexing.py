@@ -49,3 +49,14 @@ def _tuple_item_vjp(g, ans, t, i):
 
 
 defvjp(tuple_item, _tuple_item_vjp)
+
+
+def take(x, indices, axis=None):
+    """Elements at integer ``indices`` along ``axis`` (of the flattened array when ``None``);
+    repeated indices accumulate in the pullback."""
+    from ._shape import ravel
+
+    indices = np.asarray(indices)
+    if axis is None:
+        return getitem(ravel(x), indices)
+    return getitem(x, (slice(None),) * (axis % len(shape_of(x))) + (indices,))

@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from ..extend import defvjp, primitive
-from ._broadcast import shape_of, unbroadcast
+from ..extend import defvjp, defvjp_joint, primitive, value_of
+from ._broadcast import dtype_of, shape_of, unbroadcast
 from ._elementwise import multiply
 from ._shape import reshape, swapaxes
 
@@ -49,7 +49,154 @@ def dot(x, y):
         return multiply(x, y)
     if nx <= 2 and ny <= 2:
         return matmul(x, y)
-    raise NotImplementedError(
-        f"autodiff.numpy.dot: arrays of {nx} and {ny} dimensions are not supported; "
-        "use autodiff.numpy.matmul for stacks of matrices"
-    )
+    return tensordot(x, y, axes=([-1], [-2 if ny > 1 else -1]))
+
+
+def _parse(subscripts, n):
+    if "." in subscripts:
+        raise NotImplementedError("autodiff.numpy.einsum: '...' is not supported; name every axis")
+    subscripts = subscripts.replace(" ", "")
+    if "->" in subscripts:
+        ins, out = subscripts.split("->")
+    else:  # numpy's implicit mode: letters seen once, in alphabetical order
+        ins = subscripts
+        letters = ins.replace(",", "")
+        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    ins = ins.split(",")
+    if len(ins) != n:
+        raise ValueError(f"autodiff.numpy.einsum: {len(ins)} operands in {subscripts!r} but {n} given")
+    for term in ins:
+        if len(set(term)) != len(term):
+            raise NotImplementedError(
+                f"autodiff.numpy.einsum: a repeated index within one operand ({term!r}) is not "
+                "supported; use autodiff.numpy.diagonal or trace"
+            )
+    return ins, out
+
+
+def _einsum(subscripts, *operands):
+    return np.einsum(subscripts, *operands, optimize=len(operands) > 2)
+
+
+_einsum_p = primitive(_einsum, "einsum")
+
+
+def _einsum_vjp(g, ans, subscripts, *operands):
+    ins, out = _parse(subscripts, len(operands))
+    return [None] + [_einsum_operand_ct(g, ins, out, operands, k) for k in range(len(operands))]
+
+
+def _einsum_operand_ct(g, ins, out, operands, k):
+    from ._broadcast import broadcast_to
+
+    target = ins[k]
+    others = [(ins[j], operands[j]) for j in range(len(operands)) if j != k]
+    known = set(out).union(*[set(s) for s, _ in others])
+    kept = "".join(c for c in target if c in known)
+    expr = ",".join([out] + [s for s, _ in others]) + "->" + kept
+    ct = _einsum_p(expr, g, *[op for _, op in others])
+    if kept == target:
+        return ct
+    # axes summed away only inside this operand: the cotangent is constant along them
+    shape = shape_of(operands[k])
+    spread = reshape(ct, tuple(n if c in known else 1 for c, n in zip(target, shape)))
+    return broadcast_to(spread, shape)
+
+
+defvjp_joint(_einsum_p, _einsum_vjp)
+
+
+def einsum(subscripts, *operands):
+    """Einstein summation (explicit ``->`` output, or numpy's implicit mode); no ``...``, no repeated
+    index within an operand."""
+    _parse(subscripts, len(operands))
+    return _einsum_p(subscripts, *operands)
+
+
+_LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+
+def tensordot(a, b, axes=2):
+    """Sum products over the given axes (an einsum underneath)."""
+    na, nb = len(shape_of(a)), len(shape_of(b))
+    if isinstance(axes, int):
+        axes_a, axes_b = list(range(na - axes, na)), list(range(axes))
+    else:
+        axes_a, axes_b = [list(np.atleast_1d(ax)) for ax in axes]
+    axes_a, axes_b = [x % na for x in axes_a], [x % nb for x in axes_b]
+    sa = list(_LETTERS[:na])
+    sb = list(_LETTERS[na:na + nb])
+    for i, j in zip(axes_a, axes_b):
+        sb[j] = sa[i]
+    out = [c for i, c in enumerate(sa) if i not in axes_a] + [c for j, c in enumerate(sb) if j not in axes_b]
+    return _einsum_p("".join(sa) + "," + "".join(sb) + "->" + "".join(out), a, b)
+
+
+def inner(a, b):
+    """Inner product over the last axes."""
+    if len(shape_of(a)) == 0 or len(shape_of(b)) == 0:
+        return multiply(a, b)
+    return tensordot(a, b, axes=([-1], [-1]))
+
+
+def outer(a, b):
+    """Outer product of the flattened inputs."""
+    from ._shape import ravel
+
+    return _einsum_p("i,j->ij", ravel(a), ravel(b))
+
+
+def vdot(a, b):
+    """Dot product of the flattened inputs, conjugating the first."""
+    from ._complex import conj
+    from ._shape import ravel
+
+    a = conj(a) if np.result_type(value_of(a)).kind == "c" else a
+    return _einsum_p("i,i->", ravel(a), ravel(b))
+
+
+def _diagonal(x, offset=0, axis1=0, axis2=1):
+    return np.diagonal(x, offset, axis1, axis2).copy()
+
+
+diagonal = primitive(_diagonal, "diagonal")
+
+
+def _diagonal_index(shape, offset, axis1, axis2):
+    n1, n2 = shape[axis1], shape[axis2]
+    k = max(0, min(n1 + min(offset, 0), n2 - max(offset, 0)))
+    rows = np.arange(k) - min(offset, 0)
+    cols = np.arange(k) + max(offset, 0)
+    return rows, cols
+
+
+def _put_diagonal(g, shape, dtype, offset, axis1, axis2):
+    out = np.zeros(shape, dtype)
+    view = np.moveaxis(out, (axis1, axis2), (-2, -1))
+    rows, cols = _diagonal_index(shape, offset, axis1, axis2)
+    view[..., rows, cols] = g
+    return out
+
+
+put_diagonal = primitive(_put_diagonal, "put_diagonal")
+defvjp(diagonal, lambda g, ans, x, offset=0, axis1=0, axis2=1: put_diagonal(
+    g, shape_of(x), dtype_of(x), offset, axis1 % len(shape_of(x)), axis2 % len(shape_of(x))))
+defvjp(put_diagonal, lambda h, ans, g, shape, dtype, offset, axis1, axis2: diagonal(h, offset, axis1, axis2))
+
+
+def diag(v, k=0):
+    """The ``k``-th diagonal of a matrix, or a matrix with ``v`` on its ``k``-th diagonal."""
+    shape = shape_of(v)
+    if len(shape) == 2:
+        return diagonal(v, k)
+    if len(shape) != 1:
+        raise ValueError("autodiff.numpy.diag: input must be 1-D or 2-D")
+    n = shape[0] + abs(k)
+    return put_diagonal(v, (n, n), dtype_of(v), k, 0, 1)
+
+
+def trace(x, offset=0, axis1=0, axis2=1):
+    """Sum along a diagonal."""
+    from ._reductions import sum
+
+    return sum(diagonal(x, offset, axis1, axis2), axis=-1)

@@ -2,9 +2,9 @@
 
 import numpy as np
 
-from ..extend import defvjp, primitive
+from ..extend import Traced, defvjp, primitive, value_of
 from ._broadcast import broadcast_to, dtype_of, shape_of
-from ._elementwise import divide
+from ._elementwise import divide, multiply
 
 
 def _normalise_axis(axis, ndim):
@@ -51,3 +51,117 @@ def mean(x, axis=None, keepdims=False, dtype=None):
 def _float_dtype(x):
     dt = dtype_of(x)
     return dt if dt.kind in "fc" else np.dtype(np.float64)
+
+
+def _extreme(np_fun, name):
+    def forward(x, axis=None, keepdims=False):
+        return np_fun(x, axis=axis, keepdims=keepdims)
+
+    prim = primitive(forward, name)
+
+    def vjp(g, ans, x, axis=None, keepdims=False):
+        # every element equal to the extreme shares the cotangent evenly (as JAX and PyTorch do)
+        v, a = value_of(x), value_of(ans)
+        hit = v == (a if keepdims or axis is None else np.expand_dims(a, _normalise_axis(axis, v.ndim)))
+        share = hit / hit.sum(axis=axis, keepdims=True)
+        return multiply(expand_reduced(g, x, axis, keepdims), share.astype(dtype_of(x)))
+
+    defvjp(prim, vjp)
+    return prim
+
+
+max = amax = _extreme(np.max, "max")  # noqa: A001
+min = amin = _extreme(np.min, "min")  # noqa: A001
+
+
+def _prod(x, axis=None, keepdims=False):
+    return np.prod(x, axis=axis, keepdims=keepdims)
+
+
+prod = primitive(_prod, "prod")
+
+
+def _prod_vjp(g, ans, x, axis=None, keepdims=False):
+    v = value_of(x)
+    g = expand_reduced(g, x, axis, keepdims)
+    if np.all(v != 0):
+        return multiply(g, divide(expand_reduced(ans, x, axis, keepdims), x))
+    if type(x) is Traced or type(g) is Traced:
+        raise NotImplementedError(
+            "autodiff.numpy.prod: higher derivatives at inputs containing zeros are not supported; "
+            "the first derivative is exact"
+        )
+    return g * _product_of_others(v, axis)
+
+
+def _product_of_others(v, axis):
+    """For each element, the product of the others along ``axis`` (exact when some are zero)."""
+    flat = axis is None
+    work = v.reshape(-1) if flat else np.moveaxis(v, axis, -1)
+    ones = np.ones(work.shape[:-1] + (1,), v.dtype)
+    left = np.cumprod(np.concatenate([ones, work[..., :-1]], -1), -1)
+    right = np.cumprod(np.concatenate([ones, work[..., :0:-1]], -1), -1)[..., ::-1]
+    others = left * right
+    return others.reshape(v.shape) if flat else np.moveaxis(others, -1, axis)
+
+
+defvjp(prod, _prod_vjp)
+
+
+def var(x, axis=None, ddof=0, keepdims=False):
+    """Variance, composed from differentiable ops (so its derivatives come for free)."""
+    from ._elementwise import square, subtract
+
+    shape = shape_of(x)
+    count = int(np.prod([shape[a] for a in _normalise_axis(axis, len(shape))]))
+    centred = subtract(x, mean(x, axis=axis, keepdims=True))
+    total = sum(square(centred), axis=axis, keepdims=keepdims)
+    return divide(total, np.asarray(count - ddof if count > ddof else 0, dtype=_float_dtype(x)))
+
+
+def std(x, axis=None, ddof=0, keepdims=False):
+    """Standard deviation: ``sqrt(var)``."""
+    from ._elementwise import sqrt
+
+    return sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+
+
+def _cumsum(x, axis=None):
+    return np.cumsum(x, axis=axis)
+
+
+cumsum = primitive(_cumsum, "cumsum")
+
+
+def _cumsum_vjp(g, ans, x, axis=None):
+    from ._shape import flip, reshape
+
+    if axis is None:
+        return reshape(flip(cumsum(flip(g, 0)), 0), shape_of(x))
+    return flip(cumsum(flip(g, axis), axis=axis), axis)
+
+
+defvjp(cumsum, _cumsum_vjp)
+
+
+def _cumprod(x, axis=None):
+    return np.cumprod(x, axis=axis)
+
+
+cumprod = primitive(_cumprod, "cumprod")
+
+
+def _cumprod_vjp(g, ans, x, axis=None):
+    from ._shape import flip, reshape
+
+    if np.any(value_of(x) == 0):
+        raise NotImplementedError(
+            "autodiff.numpy.cumprod: the derivative at inputs containing zeros is not supported"
+        )
+    if axis is None:  # numpy flattens first
+        return reshape(_cumprod_vjp(g, ans, reshape(x, (-1,)), 0), shape_of(x))
+    # y_k = prod_{j<=k} x_j, so dL/dx_i = sum_{k>=i} g_k y_k / x_i
+    return divide(flip(cumsum(flip(multiply(g, ans), axis), axis=axis), axis), x)
+
+
+defvjp(cumprod, _cumprod_vjp)

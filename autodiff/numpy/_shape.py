@@ -96,3 +96,124 @@ defvjp_joint(_concatenate_p, _concatenate_vjp)
 def concatenate(arrays, axis=0):
     """Join a sequence of arrays along an existing axis."""
     return _concatenate_p(*arrays, axis=axis)
+
+
+def flip(x, axis=None):
+    """Reverse the order of elements along ``axis`` (all axes when ``None``); an indexing view."""
+    from ._indexing import getitem
+
+    ndim = len(shape_of(x))
+    axes = range(ndim) if axis is None else [a % ndim for a in (axis if isinstance(axis, tuple) else (axis,))]
+    index = tuple(slice(None, None, -1) if i in axes else slice(None) for i in range(ndim))
+    return getitem(x, index)
+
+
+def moveaxis(x, source, destination):
+    """Move axes to new positions (a transpose)."""
+    return transpose(x, tuple(_moved_order(len(shape_of(x)), source, destination)))
+
+
+def _moved_order(ndim, source, destination):
+    src = [s % ndim for s in np.atleast_1d(source)]
+    dst = [d % ndim for d in np.atleast_1d(destination)]
+    rest = [a for a in range(ndim) if a not in src]
+    order = [None] * ndim
+    for s, d in zip(src, dst):
+        order[d] = s
+    fill = iter(rest)
+    return [o if o is not None else next(fill) for o in order]
+
+
+def hstack(arrays):
+    """Stack horizontally (along axis 1, or 0 for 1-D arrays)."""
+    arrays = [_at_least(a, 1) for a in arrays]
+    return concatenate(arrays, axis=0 if len(shape_of(arrays[0])) == 1 else 1)
+
+
+def vstack(arrays):
+    """Stack vertically (1-D arrays become rows)."""
+    return concatenate([_at_least(a, 2) for a in arrays], axis=0)
+
+
+def _at_least(a, ndim):
+    shape = shape_of(a)
+    if len(shape) >= ndim:
+        return a
+    return reshape(a, (1,) * (ndim - len(shape)) + shape)
+
+
+def split(x, indices_or_sections, axis=0):
+    """Split into a list of sub-arrays (slices of ``x``)."""
+    from ._indexing import getitem
+
+    n = shape_of(x)[axis]
+    if isinstance(indices_or_sections, int):
+        if n % indices_or_sections:
+            raise ValueError(f"autodiff.numpy.split: {n} does not split into {indices_or_sections} parts")
+        step = n // indices_or_sections
+        bounds = list(range(0, n + 1, step))
+    else:
+        bounds = [0, *indices_or_sections, n]
+    lead = (slice(None),) * (axis % len(shape_of(x)))
+    return [getitem(x, lead + (slice(lo, hi),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+
+
+def _roll(x, shift, axis=None):
+    return np.roll(x, shift, axis=axis)
+
+
+roll = primitive(_roll, "roll")
+defvjp(roll, lambda g, ans, x, shift, axis=None: roll(g, _negate(shift), axis))
+
+
+def _negate(shift):
+    return tuple(-s for s in shift) if isinstance(shift, tuple) else -shift
+
+
+def tile(x, reps):
+    """Repeat the whole array ``reps`` times per axis (a reshape and a broadcast)."""
+    from ._broadcast import broadcast_to
+
+    reps = (reps,) if isinstance(reps, int) else tuple(reps)
+    shape = shape_of(x)
+    d = max(len(shape), len(reps))
+    shape, reps = (1,) * (d - len(shape)) + shape, (1,) * (d - len(reps)) + reps
+    spread = reshape(x, tuple(v for n in shape for v in (1, n)))
+    big = broadcast_to(spread, tuple(v for r, n in zip(reps, shape) for v in (r, n)))
+    return reshape(big, tuple(r * n for r, n in zip(reps, shape)))
+
+
+def repeat(x, repeats, axis=None):
+    """Repeat each element ``repeats`` times along ``axis`` (an integer index: it scatter-adds back)."""
+    from ._indexing import getitem
+
+    if axis is None:
+        x, axis = ravel(x), 0
+    n = shape_of(x)[axis]
+    index = np.repeat(np.arange(n), repeats)
+    return getitem(x, (slice(None),) * (axis % len(shape_of(x))) + (index,))
+
+
+def _pad(x, pad_width, constant_values=0):
+    return np.pad(x, pad_width, mode="constant", constant_values=constant_values)
+
+
+_pad_p = primitive(_pad, "pad")
+
+
+def _unpad(g, ans, x, pad_width, constant_values=0):
+    from ._indexing import getitem
+
+    widths = np.broadcast_to(np.asarray(pad_width), (len(shape_of(x)), 2))
+    index = tuple(slice(int(lo), int(lo) + n) for (lo, _), n in zip(widths, shape_of(x)))
+    return getitem(g, index)
+
+
+defvjp(_pad_p, _unpad)
+
+
+def pad(x, pad_width, mode="constant", constant_values=0):
+    """Pad with a constant (the only mode with a pullback here)."""
+    if mode != "constant":
+        raise NotImplementedError(f"autodiff.numpy.pad: mode={mode!r} is not supported; use mode='constant'")
+    return _pad_p(x, pad_width, constant_values=constant_values)

@@ -13,9 +13,14 @@ import math
 import numpy as np
 
 from .._kernels import reduce
-from ..extend import defvjp, primitive, value_of
-from ._broadcast import dtype_of
-from ._elementwise import divide, multiply, where
+from ..extend import ZeroTangent, defvjp, primitive, value_of
+from ._broadcast import dtype_of, shape_of
+from ._elementwise import absolute, add, divide, multiply, negative, power, sqrt, where
+from ._linalg import matmul
+from ._reductions import max, min, sum
+from ._shape import reshape, swapaxes
+
+__all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky"]
 
 
 def _norm_value(x):
@@ -36,17 +41,116 @@ defvjp(_norm, _norm_vjp)
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
-    """The 2-norm of a vector, or the Frobenius norm of an array (``ord=None``, ``axis=None``).
+    """Vector norms (ord None/2, 1, inf, -inf, p; over ``axis``) and the Frobenius norm.
 
-    Accumulates in float64; a float32 input gives a float32 norm.  Other
-    ``ord``/``axis`` values arrive with the numpy-coverage issue.
+    ``ord=None`` over the whole array runs one float64-accumulating kernel;
+    the rest are compositions of differentiable ops.  A float32 input gives a
+    float32 norm.  Matrix norms other than Frobenius are not supported.
     """
-    if ord not in (None, 2, "fro") or axis is not None or keepdims:
-        raise NotImplementedError(
-            f"autodiff.numpy.linalg.norm: ord={ord!r}, axis={axis!r}, keepdims={keepdims!r} is not "
-            "supported yet; use ord=None over the whole array, or write it as "
-            "anp.sqrt(anp.sum(x * x, axis))"
-        )
     if dtype_of(x).kind not in "fc":
         raise TypeError(f"autodiff.numpy.linalg.norm: expected a float array, got dtype {dtype_of(x)}")
-    return _norm(x)
+    ndim = len(shape_of(x))
+    matrix = isinstance(axis, tuple) and len(axis) == 2 or (axis is None and ndim == 2 and ord is not None)
+    if ord in (None, "fro") and (axis is None or matrix) and not keepdims:
+        whole = axis is None or {a % ndim for a in axis} == set(range(ndim))
+        return _norm(x) if whole else _frobenius(x, axis)
+    if matrix:
+        if ord == "fro":
+            return _frobenius(x, axis if axis is not None else (0, 1), keepdims)
+        raise NotImplementedError(
+            f"autodiff.numpy.linalg.norm: the matrix norm ord={ord!r} is not supported; "
+            "use ord='fro' or a vector norm over one axis"
+        )
+    return _vector_norm(x, ord, axis, keepdims)
+
+
+def _frobenius(x, axis, keepdims=False):
+    a = absolute(x) if dtype_of(x).kind == "c" else x
+    return sqrt(sum(multiply(a, a), axis=axis, keepdims=keepdims))
+
+
+def _vector_norm(x, ord, axis, keepdims):
+    a = absolute(x)
+    if ord in (None, 2):
+        return sqrt(sum(multiply(a, a), axis=axis, keepdims=keepdims))
+    if ord == 1:
+        return sum(a, axis=axis, keepdims=keepdims)
+    if ord == np.inf:
+        return max(a, axis=axis, keepdims=keepdims)
+    if ord == -np.inf:
+        return min(a, axis=axis, keepdims=keepdims)
+    if isinstance(ord, (int, float)) and ord > 0:
+        return power(sum(power(a, float(ord)), axis=axis, keepdims=keepdims), 1.0 / ord)
+    raise NotImplementedError(f"autodiff.numpy.linalg.norm: ord={ord!r} is not supported for vectors")
+
+
+def _t(a):
+    return swapaxes(a, -1, -2)
+
+
+inv = primitive(np.linalg.inv, "inv")
+defvjp(inv, lambda g, ans, a: negative(matmul(matmul(_t(ans), g), _t(ans))))
+
+solve = primitive(np.linalg.solve, "solve")
+
+
+def _is_vector_rhs(a, b):
+    return len(shape_of(b)) == len(shape_of(a)) - 1
+
+
+def _solve_vjp_b(g, ans, a, b):
+    if _is_vector_rhs(a, b):
+        return reshape(solve(_t(a), reshape(g, shape_of(g) + (1,))), shape_of(b))
+    return solve(_t(a), g)
+
+
+def _solve_vjp_a(g, ans, a, b):
+    gb = _solve_vjp_b(g, ans, a, b)
+    if _is_vector_rhs(a, b):  # -outer(gb, x) per batch
+        row = reshape(ans, shape_of(ans)[:-1] + (1,) + shape_of(ans)[-1:])
+        return negative(multiply(reshape(gb, shape_of(gb) + (1,)), row))
+    return negative(matmul(gb, _t(ans)))
+
+
+defvjp(solve, _solve_vjp_a, _solve_vjp_b)
+
+
+def _expand2(v):
+    return reshape(v, shape_of(v) + (1, 1))
+
+
+det = primitive(np.linalg.det, "det")
+defvjp(det, lambda g, ans, a: multiply(_expand2(multiply(g, ans)), _t(inv(a))))
+
+
+def _slogdet(a):
+    sign, logdet = np.linalg.slogdet(a)
+    return sign, logdet
+
+
+slogdet = primitive(_slogdet, "slogdet")
+
+
+def _slogdet_vjp(g, ans, a):
+    g_logdet = g[1]
+    if isinstance(g_logdet, ZeroTangent):
+        return ZeroTangent()
+    return multiply(_expand2(g_logdet), _t(inv(a)))
+
+
+defvjp(slogdet, _slogdet_vjp)
+
+cholesky = primitive(np.linalg.cholesky, "cholesky")
+
+
+def _cholesky_vjp(g, L, a):
+    """Murray (2016): S = L^-T Phi(L^T G) L^-1, symmetrised; Phi keeps the lower triangle, half diagonal."""
+    n = shape_of(L)[-1]
+    phi = (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(dtype_of(L))
+    p = multiply(matmul(_t(L), g), phi)
+    y = solve(_t(L), p)
+    s = _t(solve(_t(L), _t(y)))
+    return multiply(add(s, _t(s)), 0.5)
+
+
+defvjp(cholesky, _cholesky_vjp)

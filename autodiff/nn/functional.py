@@ -1,0 +1,106 @@
+"""Numerically stable building blocks, each a primitive with a hand-written, stable pullback.
+
+>>> import numpy as np
+>>> from autodiff.nn.functional import logsumexp, softmax
+>>> float(logsumexp(np.array([1000.0, 1000.0])))  # no overflow
+1000.6931471805599
+>>> softmax(np.array([-1000.0, 0.0, 1000.0]))
+array([0., 0., 1.])
+"""
+
+import numpy as np
+
+from ..extend import defvjp, primitive, value_of
+from ..numpy import exp, multiply, subtract, sum
+from ..numpy._broadcast import dtype_of
+from ..numpy._reductions import expand_reduced
+
+__all__ = ["logsumexp", "softmax", "log_softmax", "sigmoid", "relu", "softplus"]
+
+
+def _logsumexp(x, axis=None, keepdims=False):
+    top = np.max(x, axis=axis, keepdims=True)
+    top = np.where(np.isfinite(top), top, 0)
+    out = np.log(np.sum(np.exp(x - top), axis=axis, keepdims=True)) + top
+    return out if keepdims else np.squeeze(out, axis=axis) if axis is not None else out.reshape(())
+
+
+_logsumexp_p = primitive(_logsumexp, "logsumexp")
+defvjp(_logsumexp_p, lambda g, ans, x, axis=None, keepdims=False: multiply(
+    expand_reduced(g, x, axis, keepdims), exp(subtract(x, expand_reduced(ans, x, axis, keepdims)))))
+
+
+def logsumexp(x, axis=None, keepdims=False):
+    """``log(sum(exp(x)))``, shifted by the maximum so large inputs do not overflow."""
+    return _logsumexp_p(x, axis=axis, keepdims=keepdims)
+
+
+def _softmax(x, axis=-1):
+    e = np.exp(x - np.max(x, axis=axis, keepdims=True))
+    return e / np.sum(e, axis=axis, keepdims=True)
+
+
+softmax_p = primitive(_softmax, "softmax")
+def _softmax_vjp(g, s, x, axis=-1):
+    return multiply(s, subtract(g, sum(multiply(g, s), axis=axis, keepdims=True)))
+
+
+defvjp(softmax_p, _softmax_vjp)
+
+
+def softmax(x, axis=-1):
+    """``exp(x) / sum(exp(x))`` along ``axis``, computed stably."""
+    return softmax_p(x, axis=axis)
+
+
+def _log_softmax(x, axis=-1):
+    shifted = x - np.max(x, axis=axis, keepdims=True)
+    return shifted - np.log(np.sum(np.exp(shifted), axis=axis, keepdims=True))
+
+
+log_softmax_p = primitive(_log_softmax, "log_softmax")
+def _log_softmax_vjp(g, ls, x, axis=-1):
+    return subtract(g, multiply(exp(ls), sum(g, axis=axis, keepdims=True)))
+
+
+defvjp(log_softmax_p, _log_softmax_vjp)
+
+
+def log_softmax(x, axis=-1):
+    """``x - logsumexp(x)`` along ``axis``, computed stably."""
+    return log_softmax_p(x, axis=axis)
+
+
+def _sigmoid(x):
+    return np.exp(-np.logaddexp(0, -x)).astype(np.result_type(x), copy=False)
+
+
+sigmoid_p = primitive(_sigmoid, "sigmoid")
+defvjp(sigmoid_p, lambda g, s, x: multiply(g, multiply(s, subtract(1.0, s))))
+
+
+def sigmoid(x):
+    """``1 / (1 + exp(-x))`` without overflow for large ``|x|``."""
+    return sigmoid_p(x)
+
+
+relu_p = primitive(lambda x: np.maximum(x, 0), "relu")
+defvjp(relu_p, lambda g, ans, x: multiply(g, (value_of(x) > 0).astype(dtype_of(x))))
+
+
+def relu(x):
+    """``max(x, 0)``; the gradient at 0 is 0 (as in PyTorch)."""
+    return relu_p(x)
+
+
+def _softplus(x):
+    return np.logaddexp(0, x).astype(np.result_type(x), copy=False)
+
+
+softplus_p = primitive(_softplus, "softplus")
+defvjp(softplus_p, lambda g, ans, x: multiply(g, sigmoid(x)))
+
+
+def softplus(x):
+    """``log(1 + exp(x))`` without overflow."""
+    return softplus_p(x)

@@ -1,0 +1,101 @@
+"""Binary elementwise ops that choose or combine: maximum, minimum, fmax, fmin, clip, logaddexp,
+hypot, arctan2.
+
+Where two inputs tie (``maximum(x, x)``), each gets half the cotangent, as in
+PyTorch and JAX; the masks are constants, so higher derivatives are exact.
+"""
+
+import numpy as np
+
+from ..extend import defvjp, primitive, value_of
+from ._broadcast import dtype_of, unbroadcast
+from ._elementwise import add, divide, exp, multiply, negative, square, subtract, where
+
+
+def _share(pick, tie, like):
+    """The constant mask ``pick + tie / 2`` in the dtype of ``like``."""
+    return (pick + 0.5 * tie).astype(dtype_of(like))
+
+
+def _choice_vjps(win):
+    """Pullbacks for an op returning, elementwise, the input that ``win(x, y)`` prefers."""
+
+    def vjp_x(g, ans, x, y):
+        a, b = value_of(x), value_of(y)
+        return unbroadcast(multiply(g, _share(win(a, b), a == b, x)), x)
+
+    def vjp_y(g, ans, x, y):
+        a, b = value_of(x), value_of(y)
+        return unbroadcast(multiply(g, _share(win(b, a), a == b, y)), y)
+
+    return vjp_x, vjp_y
+
+
+maximum = primitive(np.maximum, "maximum")
+defvjp(maximum, *_choice_vjps(lambda a, b: a > b))
+
+minimum = primitive(np.minimum, "minimum")
+defvjp(minimum, *_choice_vjps(lambda a, b: a < b))
+
+fmax = primitive(np.fmax, "fmax")  # a NaN loses: the gradient goes to the number
+defvjp(fmax, *_choice_vjps(lambda a, b: (a > b) | (np.isnan(b) & ~np.isnan(a))))
+
+fmin = primitive(np.fmin, "fmin")
+defvjp(fmin, *_choice_vjps(lambda a, b: (a < b) | (np.isnan(b) & ~np.isnan(a))))
+
+
+def _clip(x, lo, hi):
+    return np.clip(x, lo, hi)
+
+
+_clip_p = primitive(_clip, "clip")
+
+
+def _inside(x, lo, hi):
+    v = value_of(x)
+    mask = np.ones(np.shape(v), bool)
+    if lo is not None:
+        mask = mask & (v >= value_of(lo))
+    if hi is not None:
+        mask = mask & (v <= value_of(hi))
+    return mask
+
+
+defvjp(
+    _clip_p,
+    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _inside(x, lo, hi).astype(dtype_of(x))), x),
+    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, (value_of(x) < value_of(lo)).astype(dtype_of(lo))), lo),
+    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, (value_of(x) > value_of(hi)).astype(dtype_of(hi))), hi),
+)
+
+
+def clip(x, a_min=None, a_max=None):
+    """Limit ``x`` to ``[a_min, a_max]``; the gradient passes inside the interval, boundaries included."""
+    return _clip_p(x, a_min, a_max)
+
+
+logaddexp = primitive(np.logaddexp, "logaddexp")
+defvjp(
+    logaddexp,
+    lambda g, ans, x, y: unbroadcast(multiply(g, exp(subtract(x, ans))), x),
+    lambda g, ans, x, y: unbroadcast(multiply(g, exp(subtract(y, ans))), y),
+)
+
+
+def _safe(ans):
+    return where(value_of(ans) == 0, 1.0, ans)
+
+
+hypot = primitive(np.hypot, "hypot")
+defvjp(
+    hypot,
+    lambda g, ans, x, y: unbroadcast(multiply(g, divide(x, _safe(ans))), x),
+    lambda g, ans, x, y: unbroadcast(multiply(g, divide(y, _safe(ans))), y),
+)
+
+arctan2 = primitive(np.arctan2, "arctan2")
+defvjp(
+    arctan2,
+    lambda g, ans, y, x: unbroadcast(multiply(g, divide(x, add(square(x), square(y)))), y),
+    lambda g, ans, y, x: unbroadcast(negative(multiply(g, divide(y, add(square(x), square(y))))), x),
+)

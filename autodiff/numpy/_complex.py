@@ -1,0 +1,27 @@
+"""real, imag and conj.
+
+For real inputs they are the identity, zero and the identity.  For complex
+inputs the cotangents follow JAX's convention: ``real`` passes ``g`` back as a
+complex cotangent, ``imag`` passes ``-1j * g``, ``conj`` conjugates.
+"""
+
+import numpy as np
+
+from ..extend import ZeroTangent, defvjp, primitive
+from ._broadcast import cast, dtype_of
+from ._elementwise import multiply
+
+
+def _as_input(g, x):
+    return g if dtype_of(g) == dtype_of(x) else cast(g, dtype_of(x))
+
+
+real = primitive(np.real, "real")
+defvjp(real, lambda g, ans, x: _as_input(g, x))
+
+imag = primitive(np.imag, "imag")
+defvjp(imag, lambda g, ans, x: _as_input(multiply(g, -1j), x) if dtype_of(x).kind == "c" else ZeroTangent())
+
+conj = primitive(np.conj, "conj")
+conjugate = conj
+defvjp(conj, lambda g, ans, x: conj(g))

@@ -1,0 +1,54 @@
+"""Exponentials, logarithms, trigonometric and hyperbolic functions and their inverses.
+
+Each pullback sits under its forward, written with differentiable ops.
+"""
+
+import numpy as np
+
+from ..extend import defvjp, primitive
+from ._elementwise import add, divide, multiply, negative, sqrt, square, subtract
+
+_LN2, _LN10 = np.log(2.0), np.log(10.0)
+
+exp2 = primitive(np.exp2, "exp2")
+defvjp(exp2, lambda g, ans, x: multiply(g, multiply(ans, _LN2)))
+
+log2 = primitive(np.log2, "log2")
+defvjp(log2, lambda g, ans, x: divide(g, multiply(x, _LN2)))
+
+log10 = primitive(np.log10, "log10")
+defvjp(log10, lambda g, ans, x: divide(g, multiply(x, _LN10)))
+
+log1p = primitive(np.log1p, "log1p")
+defvjp(log1p, lambda g, ans, x: divide(g, add(x, 1.0)))
+
+expm1 = primitive(np.expm1, "expm1")
+defvjp(expm1, lambda g, ans, x: multiply(g, add(ans, 1.0)))
+
+tan = primitive(np.tan, "tan")
+defvjp(tan, lambda g, ans, x: multiply(g, add(square(ans), 1.0)))
+
+arcsin = primitive(np.arcsin, "arcsin")
+defvjp(arcsin, lambda g, ans, x: divide(g, sqrt(subtract(1.0, square(x)))))
+
+arccos = primitive(np.arccos, "arccos")
+defvjp(arccos, lambda g, ans, x: negative(divide(g, sqrt(subtract(1.0, square(x))))))
+
+arctan = primitive(np.arctan, "arctan")
+defvjp(arctan, lambda g, ans, x: divide(g, add(square(x), 1.0)))
+
+sinh = primitive(np.sinh, "sinh")
+defvjp(sinh, lambda g, ans, x: multiply(g, cosh(x)))
+
+cosh = primitive(np.cosh, "cosh")
+defvjp(cosh, lambda g, ans, x: multiply(g, sinh(x)))
+
+arcsinh = primitive(np.arcsinh, "arcsinh")
+defvjp(arcsinh, lambda g, ans, x: divide(g, sqrt(add(square(x), 1.0))))
+
+arccosh = primitive(np.arccosh, "arccosh")
+defvjp(arccosh, lambda g, ans, x: divide(g, sqrt(subtract(square(x), 1.0))))
+
+arctanh = primitive(np.arctanh, "arctanh")
+defvjp(arctanh, lambda g, ans, x: divide(g, subtract(1.0, square(x))))
+
