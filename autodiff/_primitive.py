@@ -8,7 +8,9 @@ highest tape.  Rules live in ``_rules``, keyed by the primitive object; a rule i
 argument, or a tuple of per-argument pullbacks ``vjp(g, ans, *args, **kwargs)``.
 """
 
-from ._traced import Traced
+import numpy as np
+
+from ._traced import Traced, protect
 
 _rules = {}
 
@@ -58,6 +60,8 @@ def _record(prim, tape, args, kwargs):
                 argnums.append(i)
                 argvals[i] = a = a.value
             lower = lower or type(a) is Traced
+        elif type(a) is np.ndarray and a.flags.writeable:
+            protect(tape, a)  # a constant the pullback may read: no in-place changes until done
         i += 1
     ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
     entries = tape.entries

@@ -9,6 +9,8 @@ never confuses an outer variable for its own.
 
 import threading
 
+import numpy as np
+
 _state = threading.local()
 
 
@@ -21,12 +23,13 @@ class Tape:
     primitive has leaked out of its differentiation.
     """
 
-    __slots__ = ("level", "entries", "active", "__weakref__")
+    __slots__ = ("level", "entries", "active", "protected", "__weakref__")
 
     def __init__(self, level):
         self.level = level
         self.entries = []
         self.active = True
+        self.protected = []  # arrays this tape made read-only, to give back when it is done
 
 
 class Traced:
@@ -60,14 +63,48 @@ class open_tape:
         self.tape = Tape(level)
         return self.tape
 
-    def __exit__(self, *exc):
+    def __exit__(self, kind, value, traceback):
         self.tape.active = False
         _state.level = self.tape.level - 1
+        if kind is not None:  # the forward failed: nothing will read the saved arrays
+            release(self.tape)
         return False
+
+
+def protect(tape, array):
+    """Make ``array`` (and the arrays it views) read-only while ``tape`` may read it.
+
+    An in-place change to an array a pullback will read would give a silently
+    wrong gradient; this turns it into numpy's "assignment destination is
+    read-only" error at the mutation site.  :func:`release` restores the flags.
+    """
+    while isinstance(array, np.ndarray) and array.flags.writeable:
+        array.flags.writeable = False
+        tape.protected.append(array)
+        array = array.base
+
+
+_pending = []  # views whose base another live tape still protects: retried at every release
+_pending_lock = threading.Lock()
+
+
+def release(tape):
+    """Give back write access to every array ``tape`` protected, bases before their views."""
+    with _pending_lock:
+        waiting = _pending[:]
+        _pending.clear()
+        for array in list(reversed(tape.protected)) + waiting:
+            try:
+                array.flags.writeable = True
+            except ValueError:  # its base is still protected by another tape
+                _pending.append(array)
+    tape.protected.clear()
 
 
 def new_input(tape, value):
     """Put ``value`` on ``tape`` as an input and return its traced stand-in."""
+    if type(value) is np.ndarray and value.flags.writeable:
+        protect(tape, value)
     index = len(tape.entries)
     tape.entries.append((None, (), (), None, (), None))
     return Traced(value, tape, index)

@@ -8,7 +8,7 @@ import numpy as np
 
 from ._arguments import gradient_of, trace_arguments
 from ._backward import backward
-from ._traced import Traced, open_tape, value_of
+from ._traced import Traced, open_tape, protect, release, value_of
 from ._trees import leaves, rebuild_node, transform
 
 
@@ -29,6 +29,8 @@ def vjp(f, *primals, has_aux=False):
         args, record = trace_arguments(tape, primals, argnums)
         out, aux = _split_aux(f(*args), has_aux, "vjp")
     value, outputs = _unwrap_outputs(out, tape)
+    for _, leaf in outputs:  # the output may be read by a pullback, so it is protected too
+        protect(tape, leaf)
     pullback = Pullback(tape, primals, record, out, outputs)
     if has_aux:
         return value, pullback, _unwrap_outputs(aux, tape)[0]
@@ -41,6 +43,9 @@ class Pullback:
     def __init__(self, tape, primals, record, out, outputs):
         self._tape, self._primals, self._record = tape, primals, record
         self._out, self._outputs = out, outputs
+
+    def __del__(self):
+        release(self._tape)  # the arrays the tape protected are the caller's again
 
     def __call__(self, ct):
         cts = self._seeds(ct)
@@ -119,11 +124,14 @@ def value_and_grad(f, argnums=0, has_aux=False):
         with open_tape() as tape:
             traced, record = trace_arguments(tape, args, nums)
             out, aux = _split_aux(f(*traced, **kwargs), has_aux, "grad")
-        value, index = _scalar_output(out, tape)
-        cts = [None] * len(tape.entries)
-        if index is not None:
-            cts = backward(tape, {index: _one_like(value)})
-        grads = [gradient_of(args[i], i, record, cts) for i in nums]
+        try:
+            value, index = _scalar_output(out, tape)
+            cts = [None] * len(tape.entries)
+            if index is not None:
+                cts = backward(tape, {index: _one_like(value)})
+            grads = [gradient_of(args[i], i, record, cts) for i in nums]
+        finally:
+            release(tape)
         grads = tuple(grads) if isinstance(argnums, (tuple, list)) else grads[0]
         if has_aux:
             return (value, _unwrap_outputs(aux, tape)[0]), grads

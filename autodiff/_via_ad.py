@@ -9,7 +9,7 @@ tape, so it nests like everything else.
 
 from ._backward import backward
 from ._tangents import ZERO, Thunk
-from ._traced import Traced, new_input, open_tape
+from ._traced import Traced, new_input, open_tape, release
 
 
 def vjp_via_ad(f, *xs):
@@ -25,6 +25,7 @@ def vjp_via_ad(f, *xs):
         inputs = [new_input(tape, x) for x in xs]
         out = f(*inputs)
     if type(out) is not Traced or out.tape is not tape:
+        release(tape)
         return out, _Constant(len(xs))
     return out.value, _LeafPullback(tape, out.index, inputs)
 
@@ -38,6 +39,9 @@ class _LeafPullback:
     def __call__(self, g):
         cts = backward(self.tape, {self.index: g})
         return tuple(_settle(cts[t.index]) for t in self.inputs)
+
+    def __del__(self):
+        release(self.tape)
 
 
 def _settle(ct):
