@@ -10,7 +10,8 @@ import operator
 import numpy as np
 
 from ..extend import Traced, value_of
-from . import _broadcast, _indexing, _linalg
+from . import _binary as choose
+from . import _broadcast, _complex, _indexing, _linalg
 from . import _elementwise as E
 from . import _reductions as R
 from . import _shape as S
@@ -87,8 +88,15 @@ METHODS = {
     "size": property(lambda self: int(np.prod(_broadcast.shape_of(self)))),
     "T": property(lambda self: S.transpose(self)),
     "sum": _method(R.sum), "mean": _method(R.mean), "dot": _method(_linalg.dot),
+    "prod": _method(R.prod), "max": _method(R.max), "min": _method(R.min), "var": _method(R.var),
+    "std": _method(R.std), "cumsum": _method(R.cumsum), "cumprod": _method(R.cumprod),
     "reshape": _reshape, "transpose": _transpose, "ravel": _method(S.ravel),
-    "squeeze": _method(S.squeeze),
+    "flatten": _method(S.ravel), "squeeze": _method(S.squeeze), "swapaxes": _method(S.swapaxes),
+    "astype": lambda self, dtype, **kwargs: _broadcast.cast(self, np.dtype(dtype)),
+    "clip": lambda self, a_min=None, a_max=None: choose.clip(self, a_min, a_max),
+    "conj": _method(_complex.conj), "conjugate": _method(_complex.conj),
+    "real": property(_complex.real), "imag": property(_complex.imag),
+    "diagonal": _method(_linalg.diagonal), "trace": _method(_linalg.trace),
 }
 
 
