@@ -24,11 +24,13 @@ def median_seconds(fn, repeats=7, min_time=0.05):
     return statistics.median(runs)
 
 
-def try_torch():
+def try_torch(threads=1):
+    """torch if installed (``threads`` intra-op threads, or its default with ``None``), else ``None``."""
     try:
         import torch
     except ImportError:
         print("torch is not installed: running ours alone. Install it with pip install -e '.[bench]'")
         return None
-    torch.set_num_threads(1)
+    if threads is not None:
+        torch.set_num_threads(threads)
     return torch
