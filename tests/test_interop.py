@@ -70,3 +70,23 @@ def test_stop_gradient_is_a_constant():
 
 def test_functional_names_are_exported():
     assert {"logsumexp", "softmax", "log_softmax", "sigmoid", "relu", "softplus"} <= set(F.__all__)
+
+
+def test_non_differentiable_helpers_take_traced_values_and_return_plain_results():
+    seen = {}
+
+    def f(x):
+        seen["shape"], seen["ndim"], seen["size"] = anp.shape(x), anp.ndim(x), anp.size(x)
+        seen["argmax"], seen["argsort"] = anp.argmax(x), anp.argsort(x, axis=1)
+        seen["mask"], seen["finite"] = anp.greater(x, 0), anp.isfinite(x)
+        seen["zeros"], seen["ones"] = anp.zeros_like(x), anp.ones_like(x)
+        seen["np.argmin"] = np.argmin(x)
+        return anp.sum(x * seen["mask"])
+
+    g = autodiff.grad(f)(X)
+    np.testing.assert_array_equal(g, (X > 0).astype(float))
+    assert seen["shape"] == X.shape and seen["ndim"] == 2 and seen["size"] == 6
+    assert seen["argmax"] == np.argmax(X) and seen["np.argmin"] == np.argmin(X)
+    np.testing.assert_array_equal(seen["argsort"], np.argsort(X, axis=1))
+    for key in ("mask", "finite", "zeros", "ones", "argsort"):
+        assert type(seen[key]) is np.ndarray
