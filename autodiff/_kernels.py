@@ -91,12 +91,24 @@ def _cache_allowed():
     return os.access(target, os.W_OK)
 
 
+def _signatures(numba, name):
+    """Read-only 1-D C arrays of float32 and float64: writable arrays convert to these, so the two
+    signatures serve every call (arrays a tape protects are read-only, and would otherwise compile again)."""
+    arity = 2 if name == "dot" else 1
+    return [
+        numba.types.float64(*[numba.types.Array(dtype, 1, "C", readonly=True)] * arity)
+        for dtype in (numba.types.float32, numba.types.float64)
+    ]
+
+
 def _compile(name):
     try:
         import numba
     except ImportError:
         return None
-    return numba.njit(cache=_cache_allowed(), fastmath=_FLAGS, nogil=True, error_model="numpy")(_PYTHON[name])
+    jit = numba.njit(_signatures(numba, name), cache=_cache_allowed(), fastmath=_FLAGS, nogil=True,
+                     error_model="numpy")
+    return jit(_PYTHON[name])
 
 
 def kernel(name):
