@@ -10,13 +10,16 @@ from . import numpy  # noqa: F401  (installs array behaviour on traced values)
 from ._gradcheck import GradcheckError, gradcheck
 from ._higher import hessian, hvp, jacobian, jvp
 from ._kernels import warmup
+from ._show import show, ties
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk
+from ._trace import Trace, trace
 from ._traced import value_of as stop_gradient
 from ._transforms import grad, value_and_grad, vjp
 from .numpy import abssum, maxabs, sumsq
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp", "stop_gradient",
-    "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "warmup",
+    "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "warmup", "trace", "Trace",
+    "show", "ties",
     "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk",
 ]

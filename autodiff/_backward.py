@@ -3,7 +3,7 @@
 from ._primitive import _rules, rule_of
 from ._tangents import ZERO, Thunk, ZeroTangent, add_tangents
 
-observers = []  # callables (entry_index, entry, g, parent_cts); used by autodiff.trace
+observers = []  # callables (tape, entry_index, entry, g, parent_cts); used by autodiff.trace
 
 
 def backward(tape, seeds):
@@ -31,6 +31,9 @@ def backward(tape, seeds):
             g = g()
         if type(g) is ZeroTangent:
             _pass_zero(cts, parents)
+            if observers:
+                for observe in observers:
+                    observe(tape, i, entry, g, None)
             continue
         rule = _rules.get(prim) or rule_of(prim)
         if type(rule) is tuple:  # one pullback per argument
@@ -41,14 +44,14 @@ def backward(tape, seeds):
                 cts[p] = c if old is None else add_tangents(old, c)
                 if observers:
                     for observe in observers:
-                        observe(i, entry, g, (c,))
+                        observe(tape, i, entry, g, (c,))
                 continue
             parent_cts = [rule[k](g, ans, *args, **kwargs) for k in argnums]
         else:
             parent_cts = rule(g, argnums, ans, args, kwargs)
         if observers:
             for observe in observers:
-                observe(i, entry, g, parent_cts)
+                observe(tape, i, entry, g, parent_cts)
         for p, c in zip(parents, parent_cts):
             old = cts[p]
             cts[p] = c if old is None else add_tangents(old, c)

@@ -100,9 +100,17 @@ def joint_rule(joint):
 
     def rule(g, argnums, ans, args, kwargs):
         cts = joint(g, ans, *args, **kwargs)
-        return [cts[i] for i in argnums]
+        kept = _Kept(cts[i] for i in argnums)
+        kept.dropped = [c for i, c in enumerate(cts) if i not in argnums]  # shown by autodiff.trace
+        return kept
 
     return rule
+
+
+class _Kept(list):
+    """The cotangents a joint rule gave for traced arguments; ``dropped`` holds the others."""
+
+    __slots__ = ("dropped",)
 
 
 def rule_of(prim):

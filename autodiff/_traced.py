@@ -61,6 +61,9 @@ class open_tape:
         level = current_level() + 1
         _state.level = level
         self.tape = Tape(level)
+        tracer = getattr(_state, "tracer", None)
+        if tracer is not None:
+            tracer.tapes.append(self.tape)
         return self.tape
 
     def __exit__(self, kind, value, traceback):

@@ -125,6 +125,9 @@ class _Spec:
         self.f, self.arity, self.model, self.match = f, arity, model, match
         self.pullbacks, self.dtypes = None, None
 
+    def __repr__(self):
+        return f"<f={getattr(self.f, '__name__', type(self.f).__name__)}>"
+
 
 def _forward(spec, init, *args):
     acc, first, pullbacks, dtypes = init, None, [], []

@@ -77,6 +77,9 @@ class Reduction:
     def __init__(self, name, value, vjp, plain_vjp):
         self.name, self.value, self.vjp, self.plain_vjp = name, value, vjp, plain_vjp
 
+    def __repr__(self):
+        return f"<{self.name}>"
+
     def pullback(self, g, x):
         """``g`` times the derivative at ``x``: plain numpy when nothing is traced."""
         if type(g) is Traced or type(x) is Traced:

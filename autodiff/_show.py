@@ -1,0 +1,99 @@
+"""Readable tangents: a structural gradient as a tree of key paths, and where tied gradients went."""
+
+import numpy as np
+
+from ._containers import node_of
+from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent
+from ._traced import Traced
+from ._trees import leaves
+
+
+def show(tangent, name="grad"):
+    """A structural gradient as an indented tree: key paths, shapes, dtypes and norms.
+
+    ``None`` (no gradient), ``ZeroTangent`` (symbolic zero) and unevaluated
+    ``Thunk`` s are shown as such, never materialised.
+
+    >>> import numpy as np
+    >>> print(show({"w": np.array([3.0, 4.0]), "n": None, "z": ZeroTangent()}))
+    grad: dict
+      grad.w  float64[2]  norm 5
+      grad.n  None (no gradient)
+      grad.z  ZeroTangent (symbolic zero)
+    """
+    lines = []
+    stack = [(name, tangent, 0)]
+    while stack:
+        path, x, depth = stack.pop()
+        pad = "  " * depth
+        node = node_of(x)
+        if node is None or isinstance(x, (Thunk, ZeroTangent, NoTangent)):
+            lines.append(f"{pad}{path}  {_leaf(x)}" if depth else f"{path}: {_leaf(x)}")
+            continue
+        lines.append(f"{pad}{path}: {_container(x)}" if not depth else f"{pad}{path}: {_container(x)}")
+        keys, kids = node.children(x)
+        stack.extend((path + _key(k), kid, depth + 1) for k, kid in reversed(list(zip(keys, kids))))
+    return "\n".join(lines)
+
+
+def _key(k):
+    return f"[{k}]" if isinstance(k, int) else f".{k}"
+
+
+def _container(x):
+    if type(x) is Tangent:
+        return f"Tangent[{x.primal_type.__name__}]"
+    return type(x).__name__
+
+
+def _leaf(x):
+    if x is None:
+        return "None (no gradient)"
+    if type(x) is ZeroTangent:
+        return "ZeroTangent (symbolic zero)"
+    if type(x) is NoTangent:
+        return "NoTangent (nothing to differentiate)"
+    if type(x) is Thunk:
+        return "Thunk (evaluated)" if x.evaluated else "Thunk (not evaluated)"
+    level = ""
+    while type(x) is Traced:
+        level, x = f"  traced at level {x.level}", x.value
+    if isinstance(x, (np.ndarray, np.generic, float, complex)):
+        shape = ",".join(map(str, np.shape(x)))
+        return f"{np.result_type(x)}[{shape}]  norm {float(np.linalg.norm(np.ravel(x))):.6g}{level}"
+    return type(x).__name__
+
+
+def ties(model, gradient, name="model"):
+    """For each array that appears more than once in ``model``, where its gradient went.
+
+    >>> import numpy as np
+    >>> w = np.ones(2)
+    >>> print(ties({"enc": w, "dec": w, "b": np.zeros(1)}, {"enc": 2 * w, "dec": None, "b": None}))
+    model.enc = model.dec  float64[2]: gradient at model.enc (norm 2.82843); None at model.dec
+    """
+    places = {}
+    for path, leaf in leaves(model, ()):
+        if isinstance(leaf, np.ndarray):
+            places.setdefault(id(leaf), (leaf, []))[1].append(path)
+    grads = dict(leaves(gradient, ())) if gradient is not None else {}
+    lines = []
+    for leaf, paths in places.values():
+        if len(paths) < 2:
+            continue
+        names = [name + "".join(_key(k) for k in p) for p in paths]
+        where = []
+        for p, n in zip(paths, names):
+            g = _lookup(grads, p)
+            where.append(f"None at {n}" if g is None else f"gradient at {n} ({_leaf(g).split('  ', 1)[1]})")
+        shape = ",".join(map(str, leaf.shape))
+        lines.append(f"{' = '.join(names)}  {leaf.dtype}[{shape}]: {'; '.join(where)}")
+    return "\n".join(lines) if lines else "no tied arrays"
+
+
+def _lookup(grads, path):
+    """The gradient leaf at ``path``, or ``None`` when a collapsed subtree swallowed it."""
+    for k in range(len(path), -1, -1):
+        if path[:k] in grads:
+            return grads[path[:k]] if k == len(path) else None
+    return None
