@@ -35,7 +35,7 @@ def trace(f, *args):
     backward of tape 1 (level 1)
       %3 sum: got dense float64[] -> %2 dense float64[3]
       %2 multiply: got dense float64[3] -> %1 dense float64[3]
-      %1 sin: got dense float64[3] -> %0 dense float64[3]
+      %1 sin: got dense float64[3] -> %0 x dense float64[3]
     """
     record = Trace(_argument_names(f, len(args)))
     _state.tracer = record
