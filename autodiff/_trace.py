@@ -114,7 +114,8 @@ class Trace:
         for i, entry in enumerate(tape.entries):
             lines.append("  " + self._entry_line(tape, i, entry, uses))
         if k == 0 and self.output is not None:
-            lines.append("  out " + ", ".join(f"%{i}" for i in _output_indices(self, tape)))
+            outs = ", ".join(f"%{i}" for i in _output_indices(self, tape))
+            lines.append("  out " + (outs or "(a constant: it does not depend on the inputs)"))
         return "\n".join(lines)
 
     def _entry_line(self, tape, i, entry, uses):
