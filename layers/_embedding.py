@@ -1,0 +1,26 @@
+"""Embedding: rows of a matrix picked by integer ids (the pullback scatter-adds repeated ids)."""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass
+class Embedding:
+    """A lookup table ``weight[ids]``.
+
+    >>> Embedding.init(10, 4)(np.array([1, 1, 3])).shape
+    (3, 4)
+    """
+
+    weight: np.ndarray
+
+    @classmethod
+    def init(cls, num, dim, seed=0, dtype=np.float32):
+        return cls(np.random.default_rng(seed).standard_normal((num, dim)).astype(dtype))
+
+    def forward(self, ids, train=False):
+        return self(ids), self
+
+    def __call__(self, ids):
+        return self.weight[np.asarray(ids)]

@@ -1,0 +1,97 @@
+"""BatchNorm (running statistics are non-trainable state, updated functionally) and LayerNorm."""
+
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+import autodiff.numpy as anp
+from autodiff.extend import value_of
+from traversal import trainable
+
+
+@dataclass
+class BatchNorm:
+    """Batch normalisation over axis 1 (``(N, C)`` or ``(N, C, H, W)``), as torch.nn.BatchNorm.
+
+    In training it normalises with the batch's statistics and returns itself
+    with updated running statistics; in evaluation it uses the running ones.
+    Only ``gamma`` and ``beta`` are trainable.
+
+    >>> bn = BatchNorm.init(3)
+    >>> y, bn2 = bn.forward(np.arange(6.0).reshape(2, 3), train=True)
+    >>> bn2.running_mean
+    array([0.15, 0.25, 0.35], dtype=float32)
+    """
+
+    gamma: np.ndarray
+    beta: np.ndarray
+    running_mean: np.ndarray
+    running_var: np.ndarray
+    momentum: float = 0.1
+    eps: float = 1e-5
+
+    @classmethod
+    def init(cls, channels, dtype=np.float32):
+        ones, zeros = np.ones(channels, dtype), np.zeros(channels, dtype)
+        return cls(ones, zeros.copy(), zeros.copy(), ones.copy())
+
+    def _shape(self, x):
+        return (1, -1) + (1,) * (np.ndim(value_of(x)) - 2)
+
+    def forward(self, x, train=False):
+        axes = (0,) + tuple(range(2, np.ndim(value_of(x))))
+        shape = self._shape(x)
+        if train:
+            mean = anp.mean(x, axis=axes, keepdims=True)
+            var = anp.var(x, axis=axes, keepdims=True)
+            new = self._updated(value_of(mean), value_of(var), np.size(value_of(x)) // np.shape(value_of(x))[1])
+        else:
+            mean = np.reshape(self.running_mean, shape)
+            var = np.reshape(self.running_var, shape)
+            new = self
+        x_hat = (x - mean) / anp.sqrt(var + self.eps)
+        return x_hat * anp.reshape(self.gamma, shape) + anp.reshape(self.beta, shape), new
+
+    def _updated(self, mean, var, count):
+        m = self.momentum
+        unbiased = var.reshape(-1) * count / max(count - 1, 1)
+        dtype = self.running_mean.dtype
+        return replace(
+            self,
+            running_mean=((1 - m) * self.running_mean + m * mean.reshape(-1)).astype(dtype),
+            running_var=((1 - m) * self.running_var + m * unbiased).astype(dtype),
+        )
+
+    def __call__(self, x):
+        return self.forward(x)[0]
+
+
+@trainable.register(BatchNorm)
+def _(layer):
+    return ("gamma", "beta")
+
+
+@dataclass
+class LayerNorm:
+    """Normalise over the last axis, then scale and shift, as torch.nn.LayerNorm.
+
+    >>> LayerNorm.init(4)(np.arange(8.0).reshape(2, 4)).round(3)
+    array([[-1.342, -0.447,  0.447,  1.342],
+           [-1.342, -0.447,  0.447,  1.342]])
+    """
+
+    gamma: np.ndarray
+    beta: np.ndarray
+    eps: float = 1e-5
+
+    @classmethod
+    def init(cls, features, dtype=np.float32):
+        return cls(np.ones(features, dtype), np.zeros(features, dtype))
+
+    def forward(self, x, train=False):
+        return self(x), self
+
+    def __call__(self, x):
+        mean = anp.mean(x, axis=-1, keepdims=True)
+        var = anp.var(x, axis=-1, keepdims=True)
+        return (x - mean) / anp.sqrt(var + self.eps) * self.gamma + self.beta

@@ -1,0 +1,161 @@
+"""Every layer's forward and gradients (input and parameters) against torch on the same weights."""
+
+import numpy as np
+import pytest
+
+import autodiff
+import autodiff.numpy as anp
+import layers
+from layers import AvgPool2d, BatchNorm, Chain, Conv2d, Dense, Embedding, LayerNorm, MaxPool2d, Residual
+from layers._torch import load_torch_state_dict, torch_name
+from traversal import fmap, fmap_with_path, isnumeric, trainables
+
+torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
+RTOL, ATOL = 1e-4, 1e-5
+rng = np.random.default_rng(0)
+
+
+def _weights_like(y, seed=1):
+    return np.random.default_rng(seed).standard_normal(np.shape(y)).astype(np.float32)
+
+
+def _ours(layer, x, train=False):
+    """Output, and gradients of sum(w * y) with respect to the layer and the input."""
+    y, _ = layer.forward(x, train)
+    w = _weights_like(y)
+    g_layer, g_x = autodiff.grad(lambda m, x: anp.sum(m.forward(x, train)[0] * w), argnums=(0, 1))(layer, x)
+    return y, g_layer, g_x, w
+
+
+def _theirs(module, x, w):
+    tx = torch.tensor(x, requires_grad=x.dtype.kind == "f")
+    y = module(tx)
+    (y * torch.tensor(w)).sum().backward()
+    return y.detach().numpy(), {n: p.grad.numpy() for n, p in module.named_parameters()}, tx.grad
+
+
+def _check(layer, module, x, train=False, rtol=RTOL, atol=ATOL):
+    layer = load_torch_state_dict(layer, module.state_dict())
+    module.train(train)
+    y, g_layer, g_x, w = _ours(layer, x, train)
+    ty, t_grads, t_gx = _theirs(module, x, w)
+    np.testing.assert_allclose(y, ty, rtol=rtol, atol=atol)
+    if t_gx is not None:
+        np.testing.assert_allclose(g_x, t_gx.numpy(), rtol=rtol, atol=atol)
+    ours = {}
+    fmap_with_path(lambda p, g: ours.__setitem__(torch_name(p), g), g_layer,
+                   exclude=lambda g: isinstance(g, np.ndarray))
+    for name, tg in t_grads.items():
+        assert ours[name].dtype == y.dtype == x.dtype
+        np.testing.assert_allclose(ours[name], tg, rtol=rtol, atol=atol, err_msg=name)
+    return layer
+
+
+def test_dense():
+    _check(Dense.init(5, 3), torch.nn.Linear(5, 3), rng.standard_normal((4, 5)).astype(np.float32))
+
+
+@pytest.mark.parametrize("stride, padding", [(1, 0), (2, 1), (1, 2)])
+def test_conv2d(stride, padding):
+    _check(Conv2d.init(3, 4, 3, stride, padding), torch.nn.Conv2d(3, 4, 3, stride, padding),
+           rng.standard_normal((2, 3, 7, 6)).astype(np.float32))
+
+
+@pytest.mark.parametrize("train", [True, False])
+def test_batchnorm_train_and_eval(train):
+    module = torch.nn.BatchNorm2d(3)
+    with torch.no_grad():
+        module.weight.uniform_(0.5, 1.5)
+        module.bias.uniform_(-0.5, 0.5)
+        module.running_mean.uniform_(-1, 1)
+        module.running_var.uniform_(0.5, 2)
+    x = rng.standard_normal((4, 3, 5, 5)).astype(np.float32)
+    layer = _check(BatchNorm.init(3), module, x, train)
+    _, updated = layer.forward(x, train)
+    torch_stats = module.state_dict()  # torch updated its running stats in the forward above
+    np.testing.assert_allclose(updated.running_mean, torch_stats["running_mean"].numpy(), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(updated.running_var, torch_stats["running_var"].numpy(), rtol=RTOL, atol=ATOL)
+    assert [p is q for p, q in zip(trainables(layer), [layer.gamma, layer.beta])] == [True, True]
+
+
+def test_layernorm():
+    module = torch.nn.LayerNorm(6)
+    with torch.no_grad():
+        module.weight.uniform_(0.5, 1.5)
+    _check(LayerNorm.init(6), module, rng.standard_normal((3, 6)).astype(np.float32))
+
+
+def test_embedding_with_repeated_ids():
+    layer = load_torch_state_dict(Embedding.init(7, 3), (module := torch.nn.Embedding(7, 3)).state_dict())
+    ids = np.array([1, 4, 1, 1, 6])
+    w = _weights_like(np.zeros((5, 3)))
+    g = autodiff.grad(lambda m: anp.sum(m(ids) * w))(layer)
+    (module(torch.tensor(ids)) * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(g.weight, module.weight.grad.numpy(), rtol=RTOL, atol=ATOL)
+
+
+@pytest.mark.parametrize("pool, module", [(MaxPool2d(3, 2, 1), "MaxPool2d(3, 2, 1)"), (AvgPool2d(2), "AvgPool2d(2)"),
+                                          (AvgPool2d(3, 2, 1), "AvgPool2d(3, 2, 1)")])
+def test_pooling(pool, module):
+    _check(pool, eval("torch.nn." + module), rng.standard_normal((2, 3, 6, 7)).astype(np.float32))
+
+
+def test_global_average_pool():
+    x = rng.standard_normal((2, 3, 4, 5)).astype(np.float32)
+    g = autodiff.grad(lambda x: anp.sum(layers.global_avg_pool(x) * np.arange(3.0, dtype=np.float32)))(x)
+    tx = torch.tensor(x, requires_grad=True)
+    (tx.mean(dim=(2, 3)) * torch.arange(3.0)).sum().backward()
+    np.testing.assert_allclose(g, tx.grad.numpy(), rtol=RTOL)
+
+
+def test_chain_and_residual():
+    inner = Chain([Dense.init(4, 4, seed=3), np.tanh, Dense.init(4, 4, seed=4)])
+    block = Residual(inner, activation=np.tanh)
+    tinner = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh(), torch.nn.Linear(4, 4))
+    tinner.load_state_dict({k: torch.tensor(v) for k, v in
+                            zip(["0.weight", "0.bias", "2.weight", "2.bias"], trainables(inner))})
+    x = rng.standard_normal((3, 4)).astype(np.float32)
+    w = _weights_like(np.zeros((3, 4)))
+    g = autodiff.grad(lambda b, x: anp.sum(b(x) * w), argnums=(0, 1))(block, x)
+    tx = torch.tensor(x, requires_grad=True)
+    (torch.tanh(tinner(tx) + tx) * torch.tensor(w)).sum().backward()
+    np.testing.assert_allclose(g[1], tx.grad.numpy(), rtol=RTOL, atol=ATOL)
+    np.testing.assert_allclose(g[0].inner.layers[0].weight, tinner[0].weight.grad.numpy(), rtol=RTOL, atol=ATOL)
+
+
+def test_mlp_helper_and_tied_embedding_example():
+    emb = Embedding.init(6, 4)
+    model = {"embed": emb, "head": Dense(emb.weight, np.zeros(6, np.float32))}  # the head reuses the table
+    ids = np.array([0, 3, 3])
+    loss = lambda m: anp.sum(m["head"](m["embed"](ids)) ** 2)  # noqa: E731
+    g = autodiff.grad(loss)(model)
+    assert g["head"].weight is None and g["embed"].weight is not None  # the tie's total sits first
+    assert autodiff.gradcheck(loss, model)
+    assert len(trainables(model)) == 2
+
+
+def test_resnet18_matches_torch_float32():
+    """Evaluation mode, float32, rtol 1e-4, after load_torch_state_dict; every name and shape too."""
+    from torch_models import ResNet18
+
+    torch.manual_seed(0)
+    module = ResNet18(10)
+    ours = layers.resnet18(10)
+    names = {}
+    fmap_with_path(lambda p, x: names.__setitem__(torch_name(p), x.shape) if isnumeric(x) else None, ours)
+    torch_shapes = {k: tuple(v.shape) for k, v in module.state_dict().items() if "num_batches" not in k}
+    assert names == torch_shapes  # every name and shape, buffers included
+    x = np.random.default_rng(5).standard_normal((2, 3, 32, 32)).astype(np.float32)
+    _check(ours, module, x, train=False)
+
+
+def test_resnet18_training_mode_matches_torch_float64():
+    """Training mode normalises layer4 over 2 values per channel, which amplifies float32 rounding
+    (outputs differ by ~4e-4 in float32, ~1e-12 in float64, input gradients by ~1e-8), so it runs in float64."""
+    from torch_models import ResNet18
+
+    torch.manual_seed(0)
+    module = ResNet18(10).double()
+    ours = fmap(lambda a: a.astype(np.float64) if isnumeric(a) else a, layers.resnet18(10), exclude=isnumeric)
+    x = np.random.default_rng(5).standard_normal((2, 3, 32, 32))
+    _check(ours, module, x, train=True, rtol=1e-6, atol=1e-8)
