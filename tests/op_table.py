@@ -13,6 +13,8 @@ import numpy as np
 
 import autodiff.numpy as anp
 from autodiff.nn import functional as F
+from layers import Conv2d, MaxPool2d
+from layers._conv import unwindow, windows
 from autodiff.numpy import _broadcast as B
 from autodiff.numpy import _elementwise as E
 from autodiff.numpy import _indexing as Ix
@@ -294,6 +296,10 @@ OPS = [
     Op("sigmoid", F.sigmoid, plain(one())),
     Op("relu", F.relu, plain(one()), away_from_zero),
     Op("softplus", F.softplus, plain(one())),
+    Op("windows (conv im2col)", lambda x: windows(x, 2, 3, 2), plain(st.just(((2, 2, 5, 6),)))),
+    Op("unwindow", lambda g: unwindow(g, (2, 2, 5, 6), 2, 3, 2), plain(st.just(((2, 2, 2, 2, 2, 3),)))),
+    Op("conv2d", lambda x, w: Conv2d(w, None, 2, 1)(x), plain(st.just(((2, 3, 5, 5), (4, 3, 3, 3))))),
+    Op("maxpool2d", lambda x: MaxPool2d(2)(x), plain(st.just(((1, 2, 4, 4),)))),
     Op("stack", lambda x, y: anp.stack([x, y * 2.0], axis=-1), plain(one().map(lambda s: s * 2))),
     Op("swapaxes", lambda x: anp.swapaxes(x, 0, -1), plain(one(nonempty_shape()))),
     Op("expand_dims", lambda x: anp.expand_dims(x, 0), plain(one())),
