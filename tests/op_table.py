@@ -13,11 +13,11 @@ import numpy as np
 
 import autodiff.numpy as anp
 from autodiff.nn import functional as F
-from layers import Conv2d, MaxPool2d
-from layers._conv import unwindow, windows
 from autodiff.numpy import _broadcast as B
 from autodiff.numpy import _elementwise as E
 from autodiff.numpy import _indexing as Ix
+from layers import Conv2d, MaxPool2d
+from layers._conv import unwindow, windows
 
 
 def anything(x):

@@ -159,3 +159,25 @@ def test_resnet18_training_mode_matches_torch_float64():
     ours = fmap(lambda a: a.astype(np.float64) if isnumeric(a) else a, layers.resnet18(10), exclude=isnumeric)
     x = np.random.default_rng(5).standard_normal((2, 3, 32, 32))
     _check(ours, module, x, train=True, rtol=1e-6, atol=1e-8)
+
+
+def test_losses_match_torch():
+    from layers.losses import binary_cross_entropy_with_logits, mse, softmax_cross_entropy
+
+    z = rng.standard_normal((5, 4)) * 30
+    labels = np.array([0, 3, 3, 1, 2])
+    y = (rng.random((5, 4)) > 0.5).astype(float)
+    cases = [
+        (lambda z: softmax_cross_entropy(z, labels),
+         lambda t: torch.nn.functional.cross_entropy(t, torch.tensor(labels))),
+        (lambda z: binary_cross_entropy_with_logits(z, y),
+         lambda t: torch.nn.functional.binary_cross_entropy_with_logits(t, torch.tensor(y))),
+        (lambda z: mse(z, y), lambda t: torch.nn.functional.mse_loss(t, torch.tensor(y))),
+    ]
+    for ours, theirs in cases:
+        tz = torch.tensor(z, requires_grad=True)
+        value = theirs(tz)
+        value.backward()
+        np.testing.assert_allclose(ours(z), value.item(), rtol=1e-10)
+        np.testing.assert_allclose(autodiff.grad(ours)(z), tz.grad.numpy(), rtol=1e-9, atol=1e-12)
+        assert autodiff.gradcheck(ours, z / 30, order=2)
