@@ -1,0 +1,176 @@
+"""Optimisation rules, each a small dataclass: ``init(x)`` gives its state for one array and
+``apply(state, x, dx)`` gives ``(new_state, step)``; the array becomes ``x - step``.
+
+Each matches ``torch.optim`` (or the formula in its docstring) step for step.
+"""
+
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+__all__ = ["Descent", "Momentum", "Nesterov", "Adam", "AdamW", "WeightDecay", "SignDecay", "ClipGrad",
+           "ClipNorm", "OptimiserChain"]
+
+
+class Rule:
+    """Shared behaviour: ``adjust`` replaces hyperparameters that exist on the rule."""
+
+    is_global = False
+
+    def adjust(self, **hyper):
+        names = {f.name for f in fields(self)}
+        return replace(self, **{k: v for k, v in hyper.items() if k in names})
+
+
+@dataclass(frozen=True)
+class Descent(Rule):
+    """``step = lr * dx`` (torch.optim.SGD)."""
+
+    lr: float = 0.1
+
+    def init(self, x):
+        return None
+
+    def apply(self, state, x, dx):
+        return None, dx * self.lr
+
+
+@dataclass(frozen=True)
+class Momentum(Rule):
+    """``v = rho v + dx``, ``step = lr v`` (torch.optim.SGD with momentum)."""
+
+    lr: float = 0.01
+    rho: float = 0.9
+
+    def init(self, x):
+        return np.zeros_like(x)
+
+    def apply(self, v, x, dx):
+        v = self.rho * v + dx
+        return v, self.lr * v
+
+
+@dataclass(frozen=True)
+class Nesterov(Rule):
+    """``v = rho v + dx``, ``step = lr (dx + rho v)`` (torch.optim.SGD with nesterov=True)."""
+
+    lr: float = 0.01
+    rho: float = 0.9
+
+    def init(self, x):
+        return np.zeros_like(x)
+
+    def apply(self, v, x, dx):
+        v = self.rho * v + dx
+        return v, self.lr * (dx + self.rho * v)
+
+
+@dataclass(frozen=True)
+class Adam(Rule):
+    """Adam with bias correction (torch.optim.Adam)."""
+
+    lr: float = 0.001
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+
+    def init(self, x):
+        return np.zeros_like(x), np.zeros_like(x), 0
+
+    def apply(self, state, x, dx):
+        m, v, t = state
+        t += 1
+        m = self.beta1 * m + (1 - self.beta1) * dx
+        v = self.beta2 * v + (1 - self.beta2) * dx * dx
+        m_hat = m / (1 - self.beta1 ** t)
+        v_hat = v / (1 - self.beta2 ** t)
+        return (m, v, t), self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+
+
+@dataclass(frozen=True)
+class AdamW(Rule):
+    """Adam plus decoupled weight decay ``lr * weight_decay * x`` (torch.optim.AdamW)."""
+
+    lr: float = 0.001
+    beta1: float = 0.9
+    beta2: float = 0.999
+    eps: float = 1e-8
+    weight_decay: float = 0.01
+
+    def init(self, x):
+        return Adam(self.lr, self.beta1, self.beta2, self.eps).init(x)
+
+    def apply(self, state, x, dx):
+        state, step = Adam(self.lr, self.beta1, self.beta2, self.eps).apply(state, x, dx)
+        return state, step + self.lr * self.weight_decay * x
+
+
+@dataclass(frozen=True)
+class WeightDecay(Rule):
+    """``dx + weight_decay * x`` (the weight_decay of torch.optim.SGD, in a chain before Descent)."""
+
+    weight_decay: float = 5e-4
+
+    def init(self, x):
+        return None
+
+    def apply(self, state, x, dx):
+        return None, dx + self.weight_decay * x
+
+
+@dataclass(frozen=True)
+class SignDecay(Rule):
+    """``dx + lam * sign(x)``: the L1 penalty's subgradient (Optimisers.jl's SignDecay)."""
+
+    lam: float = 1e-3
+
+    def init(self, x):
+        return None
+
+    def apply(self, state, x, dx):
+        return None, dx + self.lam * np.sign(x)
+
+
+@dataclass(frozen=True)
+class ClipGrad(Rule):
+    """Clamp each gradient entry to ``[-delta, delta]`` (torch.nn.utils.clip_grad_value_)."""
+
+    delta: float = 10.0
+
+    def init(self, x):
+        return None
+
+    def apply(self, state, x, dx):
+        return None, np.clip(dx, -self.delta, self.delta)
+
+
+@dataclass(frozen=True)
+class ClipNorm(Rule):
+    """Rescale all gradients together when their global 2-norm exceeds ``omega``
+    (torch.nn.utils.clip_grad_norm_: factor ``omega / (norm + 1e-6)``, at most 1).
+    The norm is ``sqrt(total(sumsq of dx))``, so a tied array counts once."""
+
+    omega: float = 10.0
+    is_global = True
+
+    def init(self, x):
+        return None
+
+    def factor(self, norm):
+        return min(1.0, self.omega / (norm + 1e-6))
+
+
+@dataclass(frozen=True)
+class OptimiserChain(Rule):
+    """Apply ``rules`` in order, each to the step the previous one produced."""
+
+    rules: tuple = ()
+
+    def __init__(self, *rules):
+        object.__setattr__(self, "rules", tuple(rules))
+
+    def init(self, x):
+        return tuple(rule.init(x) for rule in self.rules)
+
+    def adjust(self, **hyper):
+        return OptimiserChain(*(rule.adjust(**hyper) for rule in self.rules))

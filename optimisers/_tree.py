@@ -1,0 +1,206 @@
+"""setup and update: optimiser state as a tree mirroring the model, walked with the model and its gradient.
+
+A tied array has one state leaf (the identity cache keyed on the model gives
+both positions the same ``Leaf``), its update is applied once, and the new
+model keeps the tie.  A ``None`` gradient means no step and no state advance.
+"""
+
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+import autodiff
+from traversal import (
+    NOPRUNE,
+    CachedWalk,
+    ExcludeWalk,
+    Expand,
+    IdentityCache,
+    TrainableWalk,
+    children,
+    execute,
+    isnumeric,
+    rebuild,
+    register_leaf,
+    total,
+    trainable,
+)
+from traversal._walks import split
+
+from ._rules import OptimiserChain
+
+
+@register_leaf
+@dataclass
+class Leaf:
+    """The optimiser state of one array: its rule, the rule's state, and whether it is frozen."""
+
+    rule: object
+    state: object
+    frozen: bool = False
+
+
+class _StateWalk:
+    """Like TrainableWalk, but non-trainable children become ``None`` in the state tree."""
+
+    def visit(self, x, ys, path):
+        kids = children(x)
+        allowed = trainable(x)
+        keys, xs, kid_ys = split(x, ys, path, [k for k in kids if k in allowed])
+        return Expand(keys, xs, kid_ys, lambda results: _state_node(x, kids, keys, results))
+
+
+def _state_node(x, kids, keys, results):
+    if not kids:
+        return None
+    new = dict.fromkeys(kids)
+    new.update(zip(keys, results))
+    return rebuild(x, new)
+
+
+def setup(rule, model):
+    """The state tree for optimising ``model`` with ``rule``: a ``Leaf`` per trainable array, tied arrays sharing one.
+
+    >>> from optimisers import Adam
+    >>> w = np.ones(2)
+    >>> state = setup(Adam(), {"a": w, "b": w, "n": 3})
+    >>> state["a"] is state["b"], state["n"]
+    (True, None)
+    """
+    make = ExcludeWalk(_StateWalk(), lambda path, x: Leaf(rule, rule.init(x)) if isnumeric(x) else None,
+                       lambda x: isnumeric(x) or not children(x))
+    return execute(CachedWalk(make, IdentityCache(), NOPRUNE), model)
+
+
+def update(state, model, grads):
+    """One optimiser step: ``(new_state, new_model)``; neither input is modified.
+
+    >>> from optimisers import Descent
+    >>> model = {"w": np.array([1.0, 2.0])}
+    >>> state = setup(Descent(0.5), model)
+    >>> state, model = update(state, model, {"w": np.array([2.0, 2.0])})
+    >>> model["w"]
+    array([0., 1.])
+    """
+    steps = _collect(state, model, grads)
+    _run_rules(steps)
+    return _rebuild(state, model, steps)
+
+
+class _Step:
+    __slots__ = ("x", "leaf", "dx", "states")
+
+    def __init__(self, x, leaf, dx):
+        self.x, self.leaf, self.dx = x, leaf, dx
+        self.states = list(leaf.state) if isinstance(leaf.rule, OptimiserChain) else [leaf.state]
+
+
+def _collect(state, model, grads):
+    """The (array, leaf, gradient) triples to step, each tied array once, in traversal order."""
+    steps = {}
+
+    def visit(path, x, leaf, dx):
+        if isnumeric(x) and isinstance(leaf, Leaf) and dx is not None and not leaf.frozen:
+            if not isinstance(dx, autodiff.ZeroTangent):
+                steps.setdefault(id(x), _Step(x, leaf, np.asarray(dx, x.dtype)))
+        return x
+
+    walk = ExcludeWalk(TrainableWalk(), visit, lambda x: isnumeric(x) or not children(x))
+    execute(CachedWalk(walk, IdentityCache(), NOPRUNE), model, state, grads)
+    return steps
+
+
+def _run_rules(steps):
+    """Apply each rule stage to every step; a global rule (ClipNorm) sees all gradients at its stage."""
+    if not steps:
+        return
+    chains = {id(s): _rules(s.leaf.rule) for s in steps.values()}
+    depth = max(len(c) for c in chains.values())
+    for k in range(depth):
+        stage = [(s, chains[id(s)][k]) for s in steps.values() if k < len(chains[id(s)])]
+        if any(rule.is_global for _, rule in stage):
+            _global_stage(stage)
+            continue
+        for s, rule in stage:
+            s.states[k], s.dx = rule.apply(s.states[k], s.x, s.dx)
+
+
+def _rules(rule):
+    return rule.rules if isinstance(rule, OptimiserChain) else (rule,)
+
+
+def _global_stage(stage):
+    rules = {type(rule) for _, rule in stage}
+    if len(rules) != 1 or len(stage) == 0:
+        raise ValueError("optimisers.update: a global rule such as ClipNorm must sit at the same position "
+                         "of the rule chain of every parameter")
+    rule = stage[0][1]
+    norm = math.sqrt(total(autodiff.sumsq, [s.dx for s, _ in stage]))
+    factor = rule.factor(norm)
+    for s, _ in stage:
+        s.dx = (s.dx * factor).astype(s.dx.dtype, copy=False)
+
+
+def _rebuild(state, model, steps):
+    def new_x(path, x):
+        s = steps.get(id(x))
+        return x if s is None else (x - s.dx).astype(x.dtype, copy=False)
+
+    def new_leaf(leaf, x):
+        s = steps.get(id(x))
+        if s is None or not isinstance(leaf, Leaf):
+            return leaf
+        states = tuple(s.states) if isinstance(leaf.rule, OptimiserChain) else s.states[0]
+        return replace(leaf, state=states)
+
+    exclude = lambda x: isnumeric(x) or not children(x)  # noqa: E731
+    new_model = execute(CachedWalk(ExcludeWalk(TrainableWalk(), new_x, exclude), IdentityCache(), NOPRUNE), model)
+    from traversal import fmap
+
+    new_state = fmap(new_leaf, state, model, exclude=lambda leaf: isinstance(leaf, Leaf) or not children(leaf))
+    return new_state, new_model
+
+
+def _map_leaves(f, state):
+    from traversal import fmap
+
+    return fmap(lambda leaf: f(leaf) if isinstance(leaf, Leaf) else leaf, state,
+                exclude=lambda x: isinstance(x, Leaf) or not children(x))
+
+
+def freeze(state, *paths):
+    """Freeze the whole state tree, or the subtrees at ``paths`` (KeyPaths): their arrays stop changing.
+
+    >>> from optimisers import Descent
+    >>> from traversal import KeyPath
+    >>> state = freeze(setup(Descent(), {"enc": [np.ones(1)], "dec": np.ones(1)}), KeyPath("enc"))
+    >>> state["enc"][0].frozen, state["dec"].frozen
+    (True, False)
+    """
+    return _at(state, paths, lambda sub: _map_leaves(lambda leaf: replace(leaf, frozen=True), sub))
+
+
+def thaw(state, *paths):
+    """Undo :func:`freeze` on the whole tree or the subtrees at ``paths``."""
+    return _at(state, paths, lambda sub: _map_leaves(lambda leaf: replace(leaf, frozen=False), sub))
+
+
+def adjust(state, *paths, **hyper):
+    """Change hyperparameters (``lr=...``, ``weight_decay=...``) of every rule in the tree or at ``paths``.
+
+    >>> from optimisers import Adam
+    >>> adjust(setup(Adam(), {"w": np.ones(1)}), lr=0.5)["w"].rule.lr
+    0.5
+    """
+    return _at(state, paths, lambda sub: _map_leaves(lambda leaf: replace(leaf, rule=leaf.rule.adjust(**hyper)), sub))
+
+
+def _at(state, paths, change):
+    from traversal import getkeypath, setkeypath
+
+    if not paths:
+        return change(state)
+    for path in paths:
+        state = setkeypath(state, path, change(getkeypath(state, path)))
+    return state
