@@ -7,7 +7,6 @@ import autodiff
 import autodiff.numpy as anp
 
 torch = pytest.importorskip("torch", reason="torch is the oracle; install with pip install -e '.[test]'")
-torch.set_default_dtype(torch.float64)
 
 
 def mlp_loss(params, x, y, lib):
