@@ -171,7 +171,8 @@ def add_tangents(a, b):
         return b if b is not None else a
     if b is None or type(b) is ZeroTangent or type(b) is NoTangent:
         return a
-    a, b = unthunk(a), unthunk(b)
+    if type(a) is Thunk or type(b) is Thunk:  # a thunk may turn out to be a zero: decide again
+        return add_tangents(unthunk(a), unthunk(b))
     kind = type(a)
     if kind is tuple or kind is list:
         return kind(add_tangents(x, y) for x, y in zip(a, b))

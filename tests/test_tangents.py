@@ -74,3 +74,11 @@ def _sincos_pullback(g, x):
     if not isinstance(gc, ZeroTangent):
         total = total - gc * anp.sin(x)
     return total
+
+
+def test_a_thunk_that_evaluates_to_a_symbolic_zero_accumulates():
+    assert add_tangents(Thunk(lambda: ZeroTangent()), 2.0) == 2.0
+    assert add_tangents(3.0, Thunk(lambda: ZeroTangent())) == 3.0
+    lazy = add_tangents(Thunk(lambda: ZeroTangent()), ZeroTangent())
+    assert type(lazy) is Thunk and not lazy.evaluated  # adding a zero keeps the thunk lazy
+    assert type(autodiff.unthunk(lazy)) is ZeroTangent

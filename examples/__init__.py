@@ -1,0 +1,1 @@
+"""Worked second-order examples; run each with ``python -m examples.NAME``."""
