@@ -1,0 +1,79 @@
+"""Each example's key claim, against an independent answer."""
+
+import numpy as np
+import pytest
+
+import autodiff
+from examples import gradient_norm_penalty, hessian_spectrum, maml, newton_cg, regularised_training, tied_gradients
+from traversal import trainables
+
+
+def test_l2_penalty_equals_weight_decay_and_both_penalties_train():
+    x, y = regularised_training.data()
+    model, l2_curve = regularised_training.train(regularised_training.l2_loss, steps=60)
+    _, l1_curve = regularised_training.train(regularised_training.l1_loss, steps=60)
+    by_penalty, by_decay = regularised_training.penalty_equals_weight_decay(model, x, y)
+    for a, b in zip(trainables(by_penalty), trainables(by_decay)):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
+    assert l2_curve[-1] < l2_curve[0] and l1_curve[-1] < l1_curve[0]
+
+
+def test_gradient_norm_penalty_matches_torch_double_backward():
+    pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
+    model, curve = gradient_norm_penalty.train(steps=20)
+    x, labels = gradient_norm_penalty.data()
+    ours = trainables(autodiff.grad(gradient_norm_penalty.penalised)(model, x, labels))
+    for a, b in zip(ours, gradient_norm_penalty.torch_gradients(model, x, labels)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-14)
+    assert curve[-1] < curve[0]
+
+
+def test_newton_cg_reaches_scipys_optimum():
+    x, y = newton_cg.data()
+    w, history = newton_cg.newton_cg(x, y)
+    np.testing.assert_allclose(w, newton_cg.scipy_optimum(x, y), atol=1e-6)
+    assert history[-1][1] < 1e-10
+
+
+def test_lanczos_top_eigenvalue_equals_eigvalsh_of_the_dense_hessian():
+    exact, top = hessian_spectrum.spectra()
+    assert abs(top - exact[-1]) <= 1e-8 * abs(exact[-1])
+    flat, loss = hessian_spectrum.problem()
+    dense = autodiff.hessian(loss)(flat)
+    g = autodiff.grad(loss)
+    for k in (0, 7, 40):  # the dense Hessian itself, against differences of the gradient
+        e = np.zeros(flat.size)
+        e[k] = 1e-6
+        np.testing.assert_allclose(dense[:, k], (g(flat + e) - g(flat - e)) / 2e-6, rtol=1e-5, atol=1e-7)
+
+
+def test_maml_meta_loss_falls_and_meta_gradient_matches_torch():
+    pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
+    model, curve = maml.train(steps=300)
+    assert np.mean(curve[-30:]) < np.mean(curve[:30])
+    batch = maml.tasks(np.random.default_rng(1), 3)
+    ours = trainables(autodiff.grad(maml.meta_loss)(model, batch))
+    for a, b in zip(ours, maml.torch_meta_gradient(model, batch)):
+        np.testing.assert_allclose(a, b, rtol=1e-9, atol=1e-13)
+
+
+def test_tied_array_counts_once_in_total_and_in_the_step():
+    from optimisers import Descent, setup, update
+    from traversal import total
+
+    m = tied_gradients.model()
+    ids, targets = tied_gradients.batch()
+    g = autodiff.grad(tied_gradients.loss)(m, ids, targets)
+    untied = tied_gradients.model()
+    untied.head = type(untied.head)(untied.embed.weight.copy(), untied.head.bias)
+    gu = autodiff.grad(tied_gradients.loss)(untied, ids, targets)
+    tie_total = gu.embed.weight + gu.head.weight  # the tied matrix's true derivative
+    np.testing.assert_allclose(g.embed.weight, tie_total, rtol=1e-12)
+    assert g.head.weight is None
+    distinct = [m.embed.weight, m.mix.weight, m.mix.bias, m.head.bias]
+    assert total(np.size, m) == sum(a.size for a in distinct)
+    expected = np.sqrt(sum(float((d ** 2).sum()) for d in [tie_total, gu.mix.weight, gu.mix.bias, gu.head.bias]))
+    np.testing.assert_allclose(tied_gradients.global_norm(m, g), expected, rtol=1e-12)
+    _, stepped = update(setup(Descent(0.5), m), m, g)
+    assert stepped.embed.weight is stepped.head.weight
+    np.testing.assert_allclose(stepped.embed.weight, m.embed.weight - 0.5 * tie_total, rtol=1e-12)
