@@ -9,6 +9,7 @@ Values accumulate in float64 and come back in the input's dtype.
 
 import numpy as np
 
+from .. import _buffers
 from .._kernels import reduce
 from ..extend import Traced, defvjp, primitive, value_of
 from . import _reductions
@@ -91,21 +92,28 @@ def _scalar(g, x):
     return _dtype(x).type(g)
 
 
+def _out(x):
+    return _buffers.empty(np.shape(x), _dtype(x))
+
+
 def _plain_sum_vjp(g, x):
-    return np.full(np.shape(x), g, np.result_type(x))
+    out = _out(x)
+    out.fill(g)
+    return out
 
 
 def _plain_norm_vjp(g, x):
     n = _linalg._norm_value(x)
-    return x * _scalar(g / n, x) if n != 0 else np.zeros_like(x)
+    return np.multiply(x, _scalar(g / n, x), out=_out(x)) if n != 0 else np.zeros_like(x)
 
 
 def _plain_sumsq_vjp(g, x):
-    return x * _scalar(2 * g, x)
+    return np.multiply(x, _scalar(2 * g, x), out=_out(x))
 
 
 def _plain_abssum_vjp(g, x):
-    return np.sign(x) * _scalar(g, x)
+    out = np.sign(x, out=_out(x))
+    return np.multiply(out, _scalar(g, x), out=out)
 
 
 def _plain_maxabs_vjp(g, x):
