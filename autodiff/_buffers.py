@@ -7,6 +7,7 @@ one once nothing else refers to it (its reference count shows only the pool
 holds it; a live view keeps its base referenced, so it is never reused).
 """
 
+import math
 import sys
 import threading
 
@@ -22,7 +23,7 @@ _lock = threading.Lock()
 def empty(shape, dtype):
     """An uninitialised array of ``shape`` and ``dtype``, recycled when a large one is free."""
     dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape)) * dtype.itemsize
+    nbytes = math.prod(shape) * dtype.itemsize
     if nbytes < MIN_BYTES:
         return np.empty(shape, dtype)
     with _lock:

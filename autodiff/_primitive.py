@@ -101,16 +101,21 @@ def joint_rule(joint):
     def rule(g, argnums, ans, args, kwargs):
         cts = joint(g, ans, *args, **kwargs)
         kept = _Kept(cts[i] for i in argnums)
-        kept.dropped = [c for i, c in enumerate(cts) if i not in argnums]  # shown by autodiff.trace
+        kept.all, kept.argnums = cts, argnums  # so autodiff.trace can show the dropped ones
         return kept
 
     return rule
 
 
 class _Kept(list):
-    """The cotangents a joint rule gave for traced arguments; ``dropped`` holds the others."""
+    """The cotangents a joint rule gave for traced arguments; ``dropped`` lists the others."""
 
-    __slots__ = ("dropped",)
+    __slots__ = ("all", "argnums")
+
+    @property
+    def dropped(self):
+        traced = set(self.argnums)
+        return [c for i, c in enumerate(self.all) if i not in traced]
 
 
 def rule_of(prim):

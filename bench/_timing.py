@@ -1,11 +1,31 @@
-"""Timing helpers shared by the benchmarks: warm up, repeat, take medians."""
+"""What every benchmark shares: medians of repeated timings, the context, result rows, and the check
+that ours and torch agree before anything is timed."""
 
+import gc
 import statistics
 import time
+from dataclasses import dataclass
+
+import numpy as np
 
 
 def median_seconds(fn, repeats=7, min_time=0.05):
-    """Median over ``repeats`` runs of the per-call time, each run long enough to time well."""
+    """Median over ``repeats`` runs of the per-call time, each run long enough to time well.
+
+    The cyclic garbage collector is paused while timing, as ``timeit`` does, for ours and torch alike:
+    otherwise a full collection of everything the process holds lands in whichever step is unlucky.
+    """
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        return _median(fn, repeats, min_time)
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _median(fn, repeats, min_time):
     fn()  # warm up (and compile anything lazy)
     calls = 1
     while True:
@@ -29,8 +49,63 @@ def try_torch(threads=1):
     try:
         import torch
     except ImportError:
-        print("torch is not installed: running ours alone. Install it with pip install -e '.[bench]'")
         return None
     if threads is not None:
         torch.set_num_threads(threads)
     return torch
+
+
+class Mismatch(AssertionError):
+    """Ours and the reference disagree: the benchmark stops before timing anything."""
+
+
+@dataclass
+class Context:
+    """Settings for one run: quick or full, torch (or None), and a suite whose result to corrupt (a self-test)."""
+
+    quick: bool = True
+    torch: object = None
+    inject: str = ""
+    repeats: int = 7
+
+    def check(self, suite, ours, theirs, rtol=1e-5, atol=1e-8):
+        """Raise :class:`Mismatch` unless every array in ``ours`` is close to ``theirs``."""
+        ours, theirs = list(ours), list(theirs)
+        if self.inject and self.inject in suite:
+            ours[0] = np.asarray(ours[0]) + 1.0  # a deliberately wrong result
+        for k, (a, b) in enumerate(zip(ours, theirs)):
+            a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+            if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=atol):
+                worst = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("nan")
+                raise Mismatch(f"{suite}: result {k} differs from the reference (largest difference {worst:.3g}, "
+                               f"shapes {a.shape} and {b.shape}); nothing was timed")
+
+    def time(self, fn):
+        return median_seconds(fn, repeats=self.repeats, min_time=0.03 if self.quick else 0.1)
+
+
+@dataclass
+class Row:
+    """One line of the table.  Times are seconds; ``value`` is the number the goal judges."""
+
+    suite: str
+    ours: float = None
+    torch: float = None
+    floor: float = None
+    value: float = None
+    goal: float = None
+    goal_text: str = ""
+    at_least: bool = False
+    note: str = ""
+    unit: str = "s"  # what ours/torch/floor are measured in: seconds, or "MB"
+
+    @property
+    def ratio(self):
+        base = self.torch or self.floor
+        return self.ours / base if base and self.ours else None
+
+    @property
+    def held(self):
+        if self.goal is None or self.value is None:
+            return None
+        return self.value >= self.goal if self.at_least else self.value <= self.goal

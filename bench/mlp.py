@@ -15,10 +15,7 @@ import autodiff.numpy as anp
 from autodiff.nn import functional as F
 from traversal import total
 
-from ._timing import median_seconds, try_torch
-
-GOALS = {"mlp step / numpy floor": 1.15, "big hvp / torch": 1.3, "grad-norm penalty / torch": 1.3,
-         "small hvp / torch": 2.0}
+from ._timing import Row
 
 
 def make(sizes, batch, seed=0):
@@ -78,33 +75,32 @@ def _torch_setup(torch, params, x, onehot):
     return ts, torch.tensor(x), torch.tensor(onehot)
 
 
-def _close(ours, theirs, rtol=2e-3, atol=1e-5):
-    for a, b in zip(ours, theirs):
-        np.testing.assert_allclose(a, b, rtol=rtol, atol=atol)
-
-
-def step_suite(torch, results):
+def step_suite(ctx):
     params, x, onehot = make([784, 512, 512, 10], 128)
     ours = autodiff.grad(loss)
-    floor = numpy_step(params, x, onehot)
-    _close([ours(params, x, onehot)[k] for k in params], [floor[k] for k in params])
-    row = {"ours": median_seconds(lambda: ours(params, x, onehot)),
-           "floor": median_seconds(lambda: numpy_step(params, x, onehot))}
-    if torch is not None:
+    row = Row("MLP 784-512-512-10 step (vs numpy floor)", goal=1.15, goal_text="ours/floor ≤ 1.15")
+    ctx.check(row.suite, [ours(params, x, onehot)[k] for k in params],
+              [numpy_step(params, x, onehot)[k] for k in params], rtol=2e-3, atol=1e-5)
+    row.ours = ctx.time(lambda: ours(params, x, onehot))
+    row.floor = ctx.time(lambda: numpy_step(params, x, onehot))
+    if ctx.torch is not None:
+        torch = ctx.torch
         ts, tx, toh = _torch_setup(torch, params, x, onehot)
-        row["torch"] = median_seconds(lambda: torch.autograd.grad(torch_loss(torch, ts, tx, toh), ts))
-    results["mlp step / numpy floor"] = row
+        row.torch = ctx.time(lambda: torch.autograd.grad(torch_loss(torch, ts, tx, toh), ts))
+    row.value = row.ours / row.floor
+    return [row]
 
 
-def hvp_suite(torch, results, sizes, batch, name):
+def _hvp_suite(ctx, sizes, batch, name, goal):
     params, x, onehot = make(sizes, batch, seed=1)
     v = {k: np.random.default_rng(2).standard_normal(p.shape).astype(np.float32) for k, p in params.items()}
 
     def ours():
         return autodiff.hvp(lambda p: loss(p, x, onehot), (params,), (v,))[0]
 
-    row = {"ours": median_seconds(ours)}
-    if torch is not None:
+    row = Row(name, goal=goal, goal_text=f"ours/torch ≤ {goal}")
+    if ctx.torch is not None:
+        torch = ctx.torch
         ts, tx, toh = _torch_setup(torch, params, x, onehot)
         tv = [torch.tensor(v[k]) for k in params]
 
@@ -112,12 +108,22 @@ def hvp_suite(torch, results, sizes, batch, name):
             gs = torch.autograd.grad(torch_loss(torch, ts, tx, toh), ts, create_graph=True)
             return torch.autograd.grad(sum((g * w).sum() for g, w in zip(gs, tv)), ts)
 
-        _close([ours()[k] for k in params], [t.numpy() for t in theirs()])
-        row["torch"] = median_seconds(theirs)
-    results[name] = row
+        ctx.check(name, [ours()[k] for k in params], [t.numpy() for t in theirs()], rtol=2e-3, atol=1e-5)
+        row.torch = ctx.time(theirs)
+    row.ours = ctx.time(ours)
+    row.value = row.ratio if row.torch else None
+    return [row]
 
 
-def penalty_suite(torch, results):
+def big_hvp(ctx):
+    return _hvp_suite(ctx, [784, 512, 512, 10], 128, "HVP, MLP 784-512-512-10", 1.3)
+
+
+def small_hvp(ctx):
+    return _hvp_suite(ctx, [64, 64, 10], 32, "HVP, MLP 64-64-10", 2.0)
+
+
+def penalty(ctx):
     params, x, onehot = make([784, 512, 512, 10], 128, seed=3)
 
     def penalised(p):
@@ -125,8 +131,9 @@ def penalty_suite(torch, results):
         return value + 0.1 * total(autodiff.sumsq, g)
 
     ours = autodiff.grad(penalised)
-    row = {"ours": median_seconds(lambda: ours(params))}
-    if torch is not None:
+    row = Row("gradient-norm penalty step, big MLP", goal=1.3, goal_text="ours/torch ≤ 1.3")
+    if ctx.torch is not None:
+        torch = ctx.torch
         ts, tx, toh = _torch_setup(torch, params, x, onehot)
 
         def theirs():
@@ -134,27 +141,16 @@ def penalty_suite(torch, results):
             gs = torch.autograd.grad(lval, ts, create_graph=True)
             return torch.autograd.grad(lval + 0.1 * sum((g * g).sum() for g in gs), ts)
 
-        _close([ours(params)[k] for k in params], [t.numpy() for t in theirs()])
-        row["torch"] = median_seconds(theirs)
-    results["grad-norm penalty / torch"] = row
+        ctx.check(row.suite, [ours(params)[k] for k in params], [t.numpy() for t in theirs()], rtol=2e-3, atol=1e-5)
+        row.torch = ctx.time(theirs)
+    row.ours = ctx.time(lambda: ours(params))
+    row.value = row.ratio if row.torch else None
+    return [row]
 
 
-def run(quiet=False):
-    torch = try_torch(threads=None)
-    results = {}
-    step_suite(torch, results)
-    hvp_suite(torch, results, [784, 512, 512, 10], 128, "big hvp / torch")
-    penalty_suite(torch, results)
-    hvp_suite(torch, results, [64, 64, 10], 32, "small hvp / torch")
-    if not quiet:
-        for name, row in results.items():
-            base = row.get("floor") if "floor" in name else row.get("torch")
-            ratio = row["ours"] / base if base else float("nan")
-            cells = "  ".join(f"{k} {v * 1e3:8.3f} ms" for k, v in row.items())
-            verdict = "held" if ratio <= GOALS[name] else "MISSED"
-            print(f"{name:>26}: {cells}  ratio {ratio:.2f} (goal ≤ {GOALS[name]}: {verdict})")
-    return results
-
+SUITES = [step_suite, big_hvp, penalty, small_hvp]
 
 if __name__ == "__main__":
-    run()
+    from .__main__ import main
+
+    main(["--only", "mlp"])

@@ -1,19 +1,14 @@
-"""Per-op overhead: a chain of 100 elementwise ops on a 10-element float64 array, forward+backward.
-
-Side by side in one process: ours (autodiff.grad), torch (backward()) and the
-plain-numpy forward alone (the floor: no differentiation at all).
-Run: ``python -m bench.overhead``.
-"""
+"""Per-op overhead: a chain of 100 elementwise ops on a 10-element float64 array, forward + backward,
+beside torch (single-threaded) and the plain-numpy forward.  Run alone: ``python -m bench.overhead``."""
 
 import numpy as np
 
 import autodiff
 import autodiff.numpy as anp
 
-from ._timing import median_seconds, try_torch
+from ._timing import Row
 
 N_OPS = 100
-GOAL_US_PER_OP = 2.5
 
 
 def chain(x, lib):
@@ -23,11 +18,11 @@ def chain(x, lib):
     return x.sum()
 
 
-def run(quiet=False):
+def per_op_overhead(ctx):
     x = np.linspace(-1.0, 1.0, 10)
     ours = autodiff.grad(lambda x: chain(x, anp))
-    results = {"ours": median_seconds(lambda: ours(x)), "numpy forward": median_seconds(lambda: chain(x, np))}
-    torch = try_torch()
+    row = Row("per-op overhead (µs/op, fwd+bwd)", goal=2.5, goal_text="≤ 2.5 µs/op")
+    torch = ctx.torch
     if torch is not None:
         t = torch.tensor(x)
 
@@ -36,18 +31,18 @@ def run(quiet=False):
             chain(tt, torch).backward()
             return tt.grad
 
-        np.testing.assert_allclose(ours(x), torch_step().numpy(), rtol=1e-10)
-        results["torch"] = median_seconds(torch_step)
-    per_op = {k: v / N_OPS * 1e6 for k, v in results.items()}
-    if not quiet:
-        for name, us in per_op.items():
-            print(f"{name:>14}: {us:6.2f} us/op")
-        if "torch" in per_op:
-            print(f"{'ours / torch':>14}: {per_op['ours'] / per_op['torch']:6.2f}x")
-        held = "held" if per_op["ours"] <= GOAL_US_PER_OP else "MISSED"
-        print(f"{'goal':>14}: <= {GOAL_US_PER_OP} us/op forward+backward ({held})")
-    return per_op
+        ctx.check(row.suite, [ours(x)], [torch_step().numpy()], rtol=1e-10)
+        row.torch = ctx.time(torch_step) / N_OPS
+    row.ours = ctx.time(lambda: ours(x)) / N_OPS
+    row.floor = ctx.time(lambda: chain(x, np)) / N_OPS
+    row.value = row.ours * 1e6
+    row.note = "floor = numpy forward only"
+    return [row]
 
+
+SUITES = [per_op_overhead]
 
 if __name__ == "__main__":
-    run()
+    from .__main__ import main
+
+    main(["--only", "overhead"])

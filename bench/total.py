@@ -11,7 +11,7 @@ import autodiff
 import autodiff.numpy as anp
 from traversal import total, trainable, trainables
 
-from ._timing import median_seconds, try_torch
+from ._timing import Row
 
 
 @dataclasses.dataclass
@@ -57,15 +57,6 @@ def chain_model(n):
 sumsq = autodiff.sumsq
 
 
-GOALS = {  # suite: (goal in µs or ratio, what it means)
-    "seed total(norm)": (3.0, "µs"),
-    "seed grad total(norm)": (12.0, "µs"),
-    "#171 total(sumsq)": (12.0, "µs"),
-    "#171 grad total(sumsq)": (40.0, "µs"),
-    "leaf scaling 1600/100": (1.3, "× per-leaf cost"),
-}
-
-
 def _torch_side(torch, model, f_torch):
     tensors = [torch.tensor(p, requires_grad=True) for p in trainables(model)]
 
@@ -79,70 +70,56 @@ def _torch_side(torch, model, f_torch):
         sum(f_torch(t) for t in tensors).backward()
         return [t.grad for t in tensors]
 
-    return tensors, forward, forward_backward
+    return forward, forward_backward
 
 
-def _suite(name_fwd, name_grad, model, f, f_torch, torch, results):
-    fwd = lambda: total(f, model)  # noqa: E731
+def _pair(ctx, label, model, f, f_torch, goals):
+    """Rows for ``total(f, model)`` and its gradient, beside torch's sum over the same tensors."""
+    forward = lambda: total(f, model)  # noqa: E731
     gradient = autodiff.grad(lambda m: total(f, m))
-    results[name_fwd] = {"ours": median_seconds(fwd)}
-    results[name_grad] = {"ours": median_seconds(lambda: gradient(model))}
-    if torch is None:
-        return
-    tensors, t_fwd, t_fb = _torch_side(torch, model, f_torch)
-    np.testing.assert_allclose(float(fwd()), float(t_fwd()), rtol=1e-5)
-    ours_grads = [g for g in _leaves_of(gradient(model))]
-    for a, b in zip(ours_grads, t_fb()):
-        np.testing.assert_allclose(a, b.numpy(), rtol=1e-4, atol=1e-6)
-    results[name_fwd]["torch"] = median_seconds(t_fwd)
-    results[name_grad]["torch"] = median_seconds(t_fb)
+    rows = [Row(f"{label} total", goal=goals[0], goal_text=f"≤ {goals[0]:g} µs"),
+            Row(f"{label} gradient of total", goal=goals[1], goal_text=f"≤ {goals[1]:g} µs")]
+    if ctx.torch is not None:
+        t_fwd, t_fb = _torch_side(ctx.torch, model, f_torch)
+        ctx.check(rows[0].suite, [forward()], [float(t_fwd())], rtol=1e-5)
+        ctx.check(rows[1].suite, _arrays(gradient(model)), [t.numpy() for t in t_fb()], rtol=1e-4, atol=1e-6)
+        rows[0].torch, rows[1].torch = ctx.time(t_fwd), ctx.time(t_fb)
+    rows[0].ours, rows[1].ours = ctx.time(forward), ctx.time(lambda: gradient(model))
+    for row in rows:
+        row.value = row.ours * 1e6
+    return rows
 
 
-def _leaves_of(g):
+def _arrays(g):
     from traversal import fleaves
 
     return [x for x in fleaves(g) if isinstance(x, np.ndarray)]
 
 
-def scaling():
+def seed(ctx):
+    return _pair(ctx, "seed model: norm", seed_model(), anp.linalg.norm, lambda t: t.norm(), (3, 12))
+
+
+def optimisers171(ctx):
+    return _pair(ctx, "Optimisers#171 model: sumsq", optimisers171_model(), autodiff.sumsq,
+                 lambda t: (t * t).sum(), (12, 40))
+
+
+def scaling(ctx):
     per_leaf = {}
     for n in (100, 1600):
         model = chain_model(n)
-        gradient = autodiff.grad(lambda m: total(sumsq, m))
-        per_leaf[n] = median_seconds(lambda: gradient(model), repeats=5) / n  # noqa: B023
-    return per_leaf
+        gradient = autodiff.grad(lambda m: total(autodiff.sumsq, m))
+        per_leaf[n] = ctx.time(lambda: gradient(model)) / n  # noqa: B023
+    ratio = per_leaf[1600] / per_leaf[100]
+    return [Row("gradient of total: per-leaf cost, 1600 vs 100 leaves", ours=per_leaf[1600],
+                value=ratio, goal=1.3, goal_text="≤ 1.3× the cost at 100",
+                note=f"{per_leaf[100] * 1e6:.2f} → {per_leaf[1600] * 1e6:.2f} µs per leaf")]
 
 
-def run(quiet=False):
-    torch = try_torch()
-    results = {}
-    _suite("seed total(norm)", "seed grad total(norm)", seed_model(), anp.linalg.norm,
-           lambda t: t.norm(), torch, results)
-    _suite("#171 total(sumsq)", "#171 grad total(sumsq)", optimisers171_model(), sumsq,
-           lambda t: (t * t).sum(), torch, results)
-    per_leaf = scaling()
-    results["leaf scaling 1600/100"] = {"ratio": per_leaf[1600] / per_leaf[100],
-                                        "per leaf at 100 (µs)": per_leaf[100] * 1e6,
-                                        "per leaf at 1600 (µs)": per_leaf[1600] * 1e6}
-    if not quiet:
-        _print(results)
-    return results
-
-
-def _print(results):
-    for name, row in results.items():
-        goal, unit = GOALS[name]
-        if "ratio" in row:
-            held = row["ratio"] <= goal
-            print(f"{name:>24}: {row['ratio']:.2f}{unit} (per leaf {row['per leaf at 100 (µs)']:.2f} → "
-                  f"{row['per leaf at 1600 (µs)']:.2f} µs)  goal ≤ {goal}: {'held' if held else 'MISSED'}")
-            continue
-        ours = row["ours"] * 1e6
-        torch_part = f"  torch {row['torch'] * 1e6:7.1f} µs  ratio {ours / (row['torch'] * 1e6):.2f}" \
-            if "torch" in row else ""
-        print(f"{name:>24}: ours {ours:7.1f} µs{torch_part}  goal ≤ {goal} {unit}: "
-              f"{'held' if ours <= goal else 'MISSED'}")
-
+SUITES = [seed, optimisers171, scaling]
 
 if __name__ == "__main__":
-    run()
+    from .__main__ import main
+
+    main(["--only", "total"])

@@ -3,7 +3,7 @@ import pytest
 
 import autodiff
 
-collect_ignore = ["op_table.py", "gallery.py", "torch_models.py"]
+collect_ignore = ["op_table.py", "gallery.py"]
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -136,7 +136,7 @@ def test_mlp_helper_and_tied_embedding_example():
 
 def test_resnet18_matches_torch_float32():
     """Evaluation mode, float32, rtol 1e-4, after load_torch_state_dict; every name and shape too."""
-    from torch_models import ResNet18
+    from layers.torch_reference import ResNet18
 
     torch.manual_seed(0)
     module = ResNet18(10)
@@ -152,7 +152,7 @@ def test_resnet18_matches_torch_float32():
 def test_resnet18_training_mode_matches_torch_float64():
     """Training mode normalises layer4 over 2 values per channel, which amplifies float32 rounding
     (outputs differ by ~4e-4 in float32, ~1e-12 in float64, input gradients by ~1e-8), so it runs in float64."""
-    from torch_models import ResNet18
+    from layers.torch_reference import ResNet18
 
     torch.manual_seed(0)
     module = ResNet18(10).double()

@@ -1,5 +1,5 @@
-"""PyTorch references for the layer tests: a ResNet-18 with torchvision's module names and shapes
-(torchvision itself does not install beside torch 2.13 here)."""
+"""A PyTorch ResNet-18 with torchvision's module names and shapes, for parity tests and benchmarks
+(torchvision itself does not install beside torch 2.13 here).  Importing this module needs torch."""
 
 import torch
 from torch import nn
