@@ -183,13 +183,14 @@ def _known_total(known, params, init):
 
 def _known_forward(known, init, *params):
     acc = init
-    value = known.value
-    for p in params:
-        acc = acc + value(p)
+    for value in known.values(params):
+        acc = acc + value
     return acc
 
 
 def _known_pullback(g, ans, known, init, *params):
+    if type(g) is not Traced and not any(type(p) is Traced for p in params):
+        return [None, g, *known.plain_vjps(g, params)]  # plain: computed now, in parallel when large
     return [None, g, *(Thunk(lambda p=p: known.pullback(g, p)) for p in params)]
 
 

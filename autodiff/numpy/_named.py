@@ -9,7 +9,7 @@ Values accumulate in float64 and come back in the input's dtype.
 
 import numpy as np
 
-from .. import _buffers
+from .. import _buffers, _parallel
 from .._kernels import reduce
 from ..extend import Traced, defvjp, primitive, value_of
 from . import _reductions
@@ -80,6 +80,14 @@ class Reduction:
 
     def __repr__(self):
         return f"<{self.name}>"
+
+    def values(self, xs):
+        """``value(x)`` for each plain array, split across two threads when the arrays are large."""
+        return _parallel.map_arrays(self.value, list(xs))
+
+    def plain_vjps(self, g, xs):
+        """``plain_vjp(g, x)`` for each plain array, split across two threads when large."""
+        return _parallel.map_arrays(lambda x: self.plain_vjp(g, x), list(xs))
 
     def pullback(self, g, x):
         """``g`` times the derivative at ``x``: plain numpy when nothing is traced."""

@@ -1,0 +1,57 @@
+"""Two-way parallelism for large, memory-bound work: serial kernels on a one-thread pool plus the caller.
+
+No spin-waiting (a blocked worker sleeps), so a busy core slows us down
+rather than stalling us; the pool is recreated after ``fork``; any number of
+Python threads may call at once (their tasks queue).  Small jobs stay serial:
+handing work to a thread costs tens of microseconds.
+"""
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
+PARALLEL_BYTES = 8 << 20  # below this much data, one thread is faster
+_threads = 1 if os.environ.get("AUTODIFF_THREADS") == "1" or (os.cpu_count() or 1) < 2 else 2
+_pool = None
+_pid = None
+_lock = threading.Lock()
+
+
+def _executor():
+    global _pool, _pid
+    with _lock:
+        if _pool is None or _pid != os.getpid():  # a forked child has no worker thread: make one
+            _pool, _pid = ThreadPoolExecutor(max_workers=1, thread_name_prefix="autodiff-kernel"), os.getpid()
+        return _pool
+
+
+def set_threads(n):
+    """Use 1 (serial) or 2 threads for large reductions; ``AUTODIFF_THREADS=1`` sets 1 at start-up."""
+    global _threads
+    previous, _threads = _threads, 1 if n <= 1 else 2
+    return previous
+
+
+def map_arrays(fn, arrays):
+    """``[fn(a) for a in arrays]``, with about half the bytes handled by a worker thread when it pays."""
+    if _threads == 1 or len(arrays) < 2 or sum(a.nbytes for a in arrays) < PARALLEL_BYTES:
+        return [fn(a) for a in arrays]
+    mine, theirs = _halves(arrays)
+    future = _executor().submit(lambda: [(i, fn(arrays[i])) for i in theirs])
+    results = [None] * len(arrays)
+    for i in mine:
+        results[i] = fn(arrays[i])
+    for i, value in future.result():
+        results[i] = value
+    return results
+
+
+def _halves(arrays):
+    """Split indices into two groups of about equal bytes (largest first, greedy)."""
+    order = sorted(range(len(arrays)), key=lambda i: -arrays[i].nbytes)
+    groups, sizes = ([], []), [0, 0]
+    for i in order:
+        k = 0 if sizes[0] <= sizes[1] else 1
+        groups[k].append(i)
+        sizes[k] += arrays[i].nbytes
+    return sorted(groups[0]), sorted(groups[1])
