@@ -54,6 +54,16 @@ def _maxabs(x):
     return best
 
 
+def _sumsq_double(x, out):
+    """Fused forward and pullback of sumsq: the value, and ``out = 2 x`` (the gradient at g = 1)."""
+    acc = 0.0
+    for i in range(x.size):
+        v = x[i]
+        acc += np.float64(v) * np.float64(v)
+        out[i] = v + v
+    return acc
+
+
 def _dot(x, y):
     acc = 0.0
     for i in range(x.size):
@@ -71,8 +81,10 @@ REFERENCE = {  # the numpy reference of each kernel: tests and benchmarks share 
     "abssum": lambda x: float(np.abs(_wide(x)).sum()),
     "maxabs": lambda x: float(np.abs(_wide(x)).max()) if x.size else 0.0,
     "dot": lambda x, y: float(np.dot(_wide(x), _wide(y))),
+    "sumsq_double": lambda x, out: (float(np.dot(_wide(x), _wide(x))), np.multiply(x, 2, out=out))[0],
 }
-_PYTHON = {"sum": _sum, "sumsq": _sumsq, "abssum": _abssum, "maxabs": _maxabs, "dot": _dot}
+_PYTHON = {"sum": _sum, "sumsq": _sumsq, "abssum": _abssum, "maxabs": _maxabs, "dot": _dot,
+           "sumsq_double": _sumsq_double}
 
 _compiled = {}
 _lock = threading.Lock()
@@ -94,11 +106,13 @@ def _cache_allowed():
 def _signatures(numba, name):
     """Read-only 1-D C arrays of float32 and float64: writable arrays convert to these, so the two
     signatures serve every call (arrays a tape protects are read-only, and would otherwise compile again)."""
+    def array(dtype, readonly=True):
+        return numba.types.Array(dtype, 1, "C", readonly=readonly)
+
+    if name == "sumsq_double":
+        return [numba.types.float64(array(d), array(d, False)) for d in (numba.types.float32, numba.types.float64)]
     arity = 2 if name == "dot" else 1
-    return [
-        numba.types.float64(*[numba.types.Array(dtype, 1, "C", readonly=True)] * arity)
-        for dtype in (numba.types.float32, numba.types.float64)
-    ]
+    return [numba.types.float64(*[array(d)] * arity) for d in (numba.types.float32, numba.types.float64)]
 
 
 def _compile(name):
@@ -160,11 +174,26 @@ def run(name, *xs):
     return REFERENCE[name](*arrays)
 
 
+def sumsq_double(x):
+    """``(sum of squares, 2 x)`` in one pass over ``x``: the L2 penalty's value and gradient at g = 1."""
+    from . import _buffers
+
+    out = _buffers.empty(np.shape(x), x.dtype)
+    k = kernel("sumsq_double") if x.dtype in _FAST else None
+    flat_x = x if x.ndim == 1 and x.flags.c_contiguous else flat(x)
+    if k is not None:
+        try:
+            return k(flat_x, out.reshape(-1)), out
+        except Exception:  # never a wrong answer: fall back to numpy
+            pass
+    return REFERENCE["sumsq_double"](flat_x, out.reshape(-1)), out
+
+
 def warmup():
     """Compile every kernel for float32 and float64 now (the test suite calls this once)."""
     for name in _PYTHON:
         for dtype in (np.float32, np.float64):
-            args = [np.ones(3, dtype)] * (2 if name == "dot" else 1)
+            args = [np.ones(3, dtype)] * (2 if name in ("dot", "sumsq_double") else 1)
             run(name, *args)
 
 

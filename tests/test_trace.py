@@ -78,6 +78,8 @@ def test_total_is_one_entry_whose_pullback_maps_thunks_onto_key_paths():
     t = trace(lambda m: total(autodiff.sumsq, m), model)
     entries = [line for line in str(t).splitlines() if " = " in line and "in  " not in line]
     assert entries == ["  %2 = total(<sumsq>, 0.0, %0, %1) -> float64[]  keeps %0, %1"]
+    assert "%0 m.x = m.y dense float64[2], %1 m.z dense float64[1]" in t.backward()  # a known reduction: eager
+    t = trace(lambda m: total(lambda p: anp.sum(anp.cos(p)), m), model)
     assert "%0 m.x = m.y thunk (evaluated) float64[2], %1 m.z thunk (evaluated) float64[1]" in t.backward()
 
 

@@ -177,21 +177,38 @@ defvjp_joint(_total, _pullback)
 
 def _known_total(known, params, init):
     if any(type(p) is Traced for p in params):
-        return _total_known(known, init, *params)
-    return _known_forward(known, init, *params)
-
-
-def _known_forward(known, init, *params):
+        return _total_known(_KnownSpec(known), init, *params)
     acc = init
     for value in known.values(params):
         acc = acc + value
     return acc
 
 
-def _known_pullback(g, ans, known, init, *params):
+class _KnownSpec:
+    """The known reduction, and the gradients at g = 1 its fused forward already wrote (if any)."""
+
+    __slots__ = ("known", "unit_grads")
+
+    def __init__(self, known):
+        self.known, self.unit_grads = known, None
+
+    def __repr__(self):
+        return repr(self.known)
+
+
+def _known_forward(spec, init, *params):
+    values, spec.unit_grads = spec.known.values_and_unit_grads(params)
+    acc = init
+    for value in values:
+        acc = acc + value
+    return acc
+
+
+def _known_pullback(g, ans, spec, init, *params):
     if type(g) is not Traced and not any(type(p) is Traced for p in params):
-        return [None, g, *known.plain_vjps(g, params)]  # plain: computed now, in parallel when large
-    return [None, g, *(Thunk(lambda p=p: known.pullback(g, p)) for p in params)]
+        unit, spec.unit_grads = spec.unit_grads, None  # handed out once; a second call recomputes
+        return [None, g, *spec.known.plain_vjps(g, params, unit)]
+    return [None, g, *(Thunk(lambda p=p: spec.known.pullback(g, p)) for p in params)]
 
 
 _total_known = primitive(_known_forward, "total")

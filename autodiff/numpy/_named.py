@@ -9,7 +9,7 @@ Values accumulate in float64 and come back in the input's dtype.
 
 import numpy as np
 
-from .. import _buffers, _parallel
+from .. import _buffers, _kernels, _parallel
 from .._kernels import reduce
 from ..extend import Traced, defvjp, primitive, value_of
 from . import _reductions
@@ -33,6 +33,12 @@ def _back(value, x):
 
 def _sumsq(x):
     return _back(reduce("sumsq", _real(x)), x)
+
+
+def _sumsq_double(x):
+    if type(x) is not np.ndarray or x.dtype.kind != "f":
+        return _sumsq(x), _plain_sumsq_vjp(1.0, x)
+    return _kernels.sumsq_double(x)
 
 
 def _sumsq_vjp(g, ans, x):
@@ -73,10 +79,11 @@ class Reduction:
     """A known reduction: ``value(x)`` and ``plain_vjp(g, x)`` on plain arrays, ``vjp(g, x)`` in
     differentiable ops (used when ``g`` or ``x`` is traced, so higher derivatives see it)."""
 
-    __slots__ = ("name", "value", "vjp", "plain_vjp")
+    __slots__ = ("name", "value", "vjp", "plain_vjp", "fused")
 
-    def __init__(self, name, value, vjp, plain_vjp):
+    def __init__(self, name, value, vjp, plain_vjp, fused=None):
         self.name, self.value, self.vjp, self.plain_vjp = name, value, vjp, plain_vjp
+        self.fused = fused  # x -> (value, gradient at g = 1) in one pass, where a kernel does that
 
     def __repr__(self):
         return f"<{self.name}>"
@@ -85,9 +92,21 @@ class Reduction:
         """``value(x)`` for each plain array, split across two threads when the arrays are large."""
         return _parallel.map_arrays(self.value, list(xs))
 
-    def plain_vjps(self, g, xs):
-        """``plain_vjp(g, x)`` for each plain array, split across two threads when large."""
-        return _parallel.map_arrays(lambda x: self.plain_vjp(g, x), list(xs))
+    def values_and_unit_grads(self, xs):
+        """Values, and (for a fused reduction over large arrays) the gradients at g = 1 from the same pass."""
+        xs = list(xs)
+        if self.fused is None or sum(x.nbytes for x in xs) < _buffers.MIN_BYTES:
+            return self.values(xs), None
+        pairs = _parallel.map_arrays(self.fused, xs)
+        return [_back(v, x) for (v, _), x in zip(pairs, xs)], [grad for _, grad in pairs]
+
+    def plain_vjps(self, g, xs, unit_grads=None):
+        """``plain_vjp(g, x)`` for each plain array (from ``unit_grads`` when the forward made them)."""
+        if unit_grads is None:
+            return _parallel.map_arrays(lambda x: self.plain_vjp(g, x), list(xs))
+        if g == 1:
+            return unit_grads
+        return _parallel.map_arrays(lambda u: np.multiply(u, u.dtype.type(g), out=u), unit_grads)
 
     def pullback(self, g, x):
         """``g`` times the derivative at ``x``: plain numpy when nothing is traced."""
@@ -147,7 +166,7 @@ def _sum_vjp(g, x):
 _KNOWN = {
     _reductions.sum: Reduction("sum", _sum_value, _sum_vjp, _plain_sum_vjp),
     _linalg.norm: Reduction("norm", _linalg._norm_value, _norm_vjp, _plain_norm_vjp),
-    sumsq: Reduction("sumsq", _sumsq, lambda g, x: _sumsq_vjp(g, None, x), _plain_sumsq_vjp),
+    sumsq: Reduction("sumsq", _sumsq, lambda g, x: _sumsq_vjp(g, None, x), _plain_sumsq_vjp, _sumsq_double),
     abssum: Reduction("abssum", _abssum, lambda g, x: _abssum_vjp(g, None, x), _plain_abssum_vjp),
     maxabs: Reduction("maxabs", _maxabs, lambda g, x: _maxabs_vjp(g, maxabs(x), x), _plain_maxabs_vjp),
 }

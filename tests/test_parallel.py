@@ -1,0 +1,83 @@
+"""The two-thread path for large reductions gives the serial answers, in forked children and under
+concurrent Python threads too (timings live in bench/, not here)."""
+
+import math
+import os
+import threading
+
+import numpy as np
+import pytest
+
+import autodiff
+from autodiff import _parallel
+from traversal import total
+
+
+@pytest.fixture
+def big_model():
+    rng = np.random.default_rng(0)
+    return {"a": rng.standard_normal(2_000_000).astype(np.float32),
+            "b": [rng.standard_normal((700, 900)).astype(np.float32), rng.standard_normal(5000)],
+            "c": rng.standard_normal((1000, 1000)).astype(np.float32)}
+
+
+def _serial(f):
+    previous = _parallel.set_threads(1)
+    try:
+        return f()
+    finally:
+        _parallel.set_threads(previous)
+
+
+def _value_and_grad(model):
+    value, g = autodiff.value_and_grad(lambda m: total(autodiff.sumsq, m) + 0.5 * total(autodiff.abssum, m))(model)
+    return value, [g["a"], g["b"][0], g["b"][1], g["c"]]
+
+
+def test_parallel_equals_serial(big_model):
+    assert sum(a.nbytes for a in [big_model["a"], *big_model["b"], big_model["c"]]) > _parallel.PARALLEL_BYTES
+    value, grads = _value_and_grad(big_model)
+    s_value, s_grads = _serial(lambda: _value_and_grad(big_model))
+    assert math.isclose(value, s_value, rel_tol=1e-12)
+    for a, b in zip(grads, s_grads):
+        np.testing.assert_array_equal(a, b)
+    norm = math.sqrt(total(autodiff.sumsq, big_model))
+    assert math.isclose(norm, _serial(lambda: math.sqrt(total(autodiff.sumsq, big_model))), rel_tol=1e-12)
+
+
+def test_forked_child_uses_the_parallel_path(big_model):
+    expected = total(autodiff.sumsq, big_model)
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, repr(float(total(autodiff.sumsq, big_model))).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    got = float(os.read(read, 100).decode())
+    os.waitpid(pid, 0)
+    assert math.isclose(got, expected, rel_tol=1e-12)
+
+
+def test_two_python_threads_at_once(big_model):
+    expected = _serial(lambda: _value_and_grad(big_model))
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(3):
+                results.append(_value_and_grad(big_model))
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 6
+    for value, grads in results:
+        assert math.isclose(value, expected[0], rel_tol=1e-12)
+        for a, b in zip(grads, expected[1]):
+            np.testing.assert_array_equal(a, b)
