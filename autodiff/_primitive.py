@@ -45,6 +45,9 @@ class Primitive:
 def _record(prim, tape, args, kwargs):
     if not tape.active:
         raise _leaked(prim, tape)
+    first = args[0]
+    if type(first) is Traced and (len(args) == 1 or (len(args) == 2 and type(args[1]) in _SCALARS)):
+        return _record_first(prim, tape, first, args, kwargs)
     argvals = list(args)
     parents = []
     argnums = []
@@ -67,6 +70,21 @@ def _record(prim, tape, args, kwargs):
     entries = tape.entries
     entries.append((prim, parents, argnums, ans, argvals, kwargs))
     return Traced(ans, tape, len(entries) - 1, level)
+
+
+_SCALARS = (float, int)
+
+
+def _record_first(prim, tape, a, args, kwargs):
+    """The common case, unrolled: only the first argument is traced (``sin(x)``, ``x * 0.5``)."""
+    if a.tape is not tape:
+        raise _leaked(prim, a.tape)
+    v = a.value
+    argvals = (v,) + args[1:]
+    ans = prim(*argvals, **kwargs) if type(v) is Traced else prim.fun(*argvals, **kwargs)
+    entries = tape.entries
+    entries.append((prim, (a.index,), (0,), ans, argvals, kwargs))
+    return Traced(ans, tape, len(entries) - 1, tape.level)
 
 
 def _leaked(prim, tape):
