@@ -6,6 +6,7 @@ Python threads may call at once (their tasks queue).  Small jobs stay serial:
 handing work to a thread costs tens of microseconds.
 """
 
+import itertools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -36,22 +37,20 @@ def map_arrays(fn, arrays):
     """``[fn(a) for a in arrays]``, with about half the bytes handled by a worker thread when it pays."""
     if _threads == 1 or len(arrays) < 2 or sum(a.nbytes for a in arrays) < PARALLEL_BYTES:
         return [fn(a) for a in arrays]
-    mine, theirs = _halves(arrays)
-    future = _executor().submit(lambda: [(i, fn(arrays[i])) for i in theirs])
+    order = sorted(range(len(arrays)), key=lambda i: -arrays[i].nbytes)  # largest first
+    claim = itertools.count().__next__  # atomic under the GIL: each item is taken once
     results = [None] * len(arrays)
-    for i in mine:
-        results[i] = fn(arrays[i])
-    for i, value in future.result():
-        results[i] = value
+
+    def drain():
+        for k in iter(claim, None):
+            if k >= len(order):
+                return
+            results[order[k]] = fn(arrays[order[k]])
+
+    # Work sharing, not a fixed split: if the worker is slow to start (the other core is busy, or BLAS
+    # threads are still spinning after a matmul), the caller simply takes its items too.
+    future = _executor().submit(drain)
+    drain()
+    if not future.cancel():  # it started: wait for the one item it may still be on
+        future.result()
     return results
-
-
-def _halves(arrays):
-    """Split indices into two groups of about equal bytes (largest first, greedy)."""
-    order = sorted(range(len(arrays)), key=lambda i: -arrays[i].nbytes)
-    groups, sizes = ([], []), [0, 0]
-    for i in order:
-        k = 0 if sizes[0] <= sizes[1] else 1
-        groups[k].append(i)
-        sizes[k] += arrays[i].nbytes
-    return sorted(groups[0]), sorted(groups[1])
