@@ -15,11 +15,11 @@ from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk
 from ._trace import Trace, trace
 from ._traced import value_of as stop_gradient
 from ._transforms import grad, value_and_grad, vjp
-from .numpy import abssum, maxabs, sumsq
+from .numpy import abssum, maxabs, scaled, sumsq
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp", "stop_gradient",
-    "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "warmup", "trace", "Trace",
+    "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "scaled", "warmup", "trace", "Trace",
     "show", "ties",
     "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk",
 ]

@@ -64,25 +64,12 @@ def known_reduction(f):
     >>> known_reduction(anp.sumsq).name
     'sumsq'
     """
-    try:
-        return _KNOWN.get(f)
-    except TypeError:  # unhashable callables are never known
-        return None
+    global _lookup
+    if _lookup is None:  # the numpy namespace imports this module, so its table is fetched on first use
+        from .numpy._named import lookup
+
+        _lookup = lookup
+    return _lookup(f)
 
 
-def _known_table():
-    from .numpy._named import _KNOWN as table
-
-    return table
-
-
-class _LazyTable:
-    """The numpy namespace imports this module, so its table is fetched on first use."""
-
-    def get(self, f):
-        global _KNOWN
-        _KNOWN = _known_table()
-        return _KNOWN.get(f)
-
-
-_KNOWN = _LazyTable()
+_lookup = None

@@ -142,3 +142,40 @@ def test_fused_sumsq_and_gradient_matches_its_reference(dtype):
         assert grad.shape == x.shape and grad.dtype == x.dtype
 
     check()
+
+
+def test_models_of_3_62_and_500_arrays_compile_nothing_new():
+    import autodiff
+    from traversal import total
+
+    before = K.signatures()
+    rng = np.random.default_rng(0)
+    for n in (3, 62, 500):
+        for dtype in (np.float32, np.float64):
+            model = [rng.standard_normal((k % 7) + 1).astype(dtype) for k in range(n)]
+            for f in (autodiff.sumsq, autodiff.abssum, autodiff.maxabs, autodiff.numpy.sum):
+                total(f, model)
+                autodiff.grad(lambda m, f=f: total(f, m))(model)
+    assert K.signatures() == before
+
+
+def test_missing_numba_falls_back_to_numpy():
+    done = _python("""
+        import sys
+        sys.modules["numba"] = None  # an import of numba now fails
+        import numpy as np
+        from autodiff import _kernels as K
+        assert K.kernel("sumsq") is None
+        print(K.reduce("sumsq", np.ones(10, np.float32)))
+    """)
+    assert done.returncode == 0, done.stderr
+    assert float(done.stdout) == 10.0
+
+
+def test_engine_float32_sum_uses_the_float64_kernel():
+    import autodiff.numpy as anp
+
+    x = np.random.default_rng(0).standard_normal(100_000).astype(np.float32) * 1e3 + 1e4
+    exact = math.fsum(float(v) for v in x)
+    got = anp.sum(x)
+    assert got.dtype == np.float32 and abs(float(got) - exact) <= abs(exact) * 2 ** -23

@@ -244,3 +244,25 @@ def test_fast_path_equals_generic_path_to_second_order(name):
         second = lambda m: sumsq(grad(lambda m: total(fast, m))(m)["x" if "x" in m else list(m)[0]])  # noqa: E731, B023
         assert autodiff.gradcheck(second, model, order=1)
     assert autodiff.gradcheck(lambda m: total(fast, m), models[1], order=2)
+
+
+def test_scaled_and_grads_forms_take_the_fast_path_and_agree_with_the_generic_one():
+    from autodiff.extend import known_reduction
+
+    rng = np.random.default_rng(5)
+    shared = rng.standard_normal(3)
+    model = {"a": shared, "b": [shared, rng.standard_normal((2, 2))]}
+    half = autodiff.scaled(0.5, autodiff.sumsq)
+    assert known_reduction(half) is not None
+    generic = lambda p: 0.5 * anp.sum(p * p)  # noqa: E731
+    np.testing.assert_allclose(total(half, model), total(generic, model), rtol=1e-12)
+    _assert_same_tree(grad(lambda m: total(half, m))(model), grad(lambda m: total(generic, m))(model))
+    assert autodiff.gradcheck(lambda m: total(half, m), model, order=2)
+    g = grad(lambda m: anp.sum(anp.sin(m["a"]) * m["b"][0]) + anp.sum(m["b"][1] ** 3))(model)
+    by_known = total(autodiff.sumsq, model, g)
+    by_pairs = total(lambda x, dx: anp.sum(dx * dx), model, g)
+    np.testing.assert_allclose(by_known, by_pairs, rtol=1e-12)
+    lam_traced = grad(lambda lam: total(autodiff.scaled(lam, autodiff.sumsq), model))(2.0)  # a traced scale
+    np.testing.assert_allclose(lam_traced, total(autodiff.sumsq, model), rtol=1e-12)
+    penalty = lambda m: total(autodiff.sumsq, m, grad(lambda q: anp.sum(anp.tanh(q["b"][1])))(m))  # noqa: E731
+    assert autodiff.gradcheck(penalty, model, order=1)

@@ -33,7 +33,9 @@ def total(f, model, grads=None, *, init=0.0, only=None):
 
     With ``grads`` (a structural gradient of ``model``), ``init + Σ f(x, dx)``,
     ``dx`` taken from the same position; a tied ``x`` gets the sum of its
-    ``dx`` before ``f`` is called, and ``None`` entries are skipped.
+    ``dx`` before ``f`` is called, and ``None`` entries are skipped.  A known
+    reduction such as ``autodiff.sumsq`` is applied to ``dx`` alone there:
+    ``total(sumsq, model, grads)`` is the squared global gradient norm.
     ``only`` (a type, a tuple of types or a predicate on nodes) keeps only
     parameters inside matching nodes.  Differentiable with respect to the
     model, ``grads`` and whatever ``f`` closes over, to any order.
@@ -48,9 +50,11 @@ def total(f, model, grads=None, *, init=0.0, only=None):
     {'x': array([0.6, 0.8]), 'y': (None, array([1.])), 'z': None}
     """
     match = _predicate(only)
-    known = known_reduction(f) if grads is None else None
-    if known is not None:
+    known = known_reduction(f)
+    if known is not None and grads is None:
         return _known_total(known, parameters(model, match), init)
+    if known is not None:  # total(sumsq, model, grads): a known reduction of each (tie-summed) dx
+        return _known_total(known, [dx for _, dx in parameter_pairs(model, grads, match)], init)
     if grads is None:
         args, arity = parameters(model, match), 1
     else:

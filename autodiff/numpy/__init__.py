@@ -39,7 +39,7 @@ from ._elementwise import (
 )
 from ._indexing import getitem, take
 from ._linalg import diag, diagonal, dot, einsum, inner, matmul, outer, tensordot, trace, vdot
-from ._named import abssum, maxabs, sumsq
+from ._named import abssum, maxabs, scaled, sumsq
 from ._nondiff import NONDIFF
 from ._reductions import amax, amin, cumprod, cumsum, max, mean, min, prod, std, sum, var
 from ._shape import (
@@ -103,7 +103,7 @@ __all__ = [
     "logaddexp", "hypot", "real", "imag", "conj", "conjugate", "astype",
     # reductions
     "sum", "mean", "prod", "max", "min", "amax", "amin", "var", "std", "cumsum", "cumprod",
-    "sumsq", "abssum", "maxabs",
+    "sumsq", "abssum", "maxabs", "scaled",
     # linear algebra
     "dot", "vdot", "inner", "outer", "matmul", "tensordot", "einsum", "trace", "diag", "diagonal",
     # shape
