@@ -97,7 +97,21 @@ def bandwidth(ctx):
                 note=f"{effective / 1e9:.1f} GB/s of {best / 1e9:.1f} GB/s")]
 
 
-SUITES = [global_norm, l2_value_and_gradient, bandwidth, after_matmul]
+def kernel_vs_reference(ctx):
+    """Each kernel against its numpy reference from the shared table (``autodiff._kernels.REFERENCE``)."""
+    from autodiff import _kernels
+
+    x = np.random.default_rng(0).standard_normal(4_000_000).astype(np.float32)
+    rows = []
+    for name in ("sum", "sumsq", "abssum", "maxabs"):
+        ctx.check(f"kernel {name}", [_kernels.reduce(name, x)], [_kernels.REFERENCE[name](x)], rtol=1e-9)
+        rows.append(Row(f"kernel {name}, 4M float32 (floor = numpy reference)", goal_text="(reported)",
+                        ours=ctx.time(lambda n=name: _kernels.reduce(n, x)),
+                        floor=ctx.time(lambda n=name: _kernels.REFERENCE[n](x))))
+    return rows
+
+
+SUITES = [global_norm, l2_value_and_gradient, bandwidth, after_matmul, kernel_vs_reference]
 
 if __name__ == "__main__":
     from .__main__ import main
