@@ -102,7 +102,7 @@ class Row:
     @property
     def ratio(self):
         base = self.torch or self.floor
-        return self.ours / base if base and self.ours else None
+        return self.ours / base if base and self.ours and self.unit == "s" else None
 
     @property
     def held(self):
