@@ -40,3 +40,13 @@ def test_report_writes_json_and_a_png(tmp_path):
     assert data["rows"][1]["held"] is False and data["machine"]["cores"] == os.cpu_count()
     png = report.write_chart(rows, str(tmp_path / "r.png"))
     assert open(png, "rb").read(8) == b"\x89PNG\r\n\x1a\n"
+
+
+def test_without_torch_it_runs_ours_alone_and_says_how_to_install_it():
+    code = ("import sys; sys.modules['torch'] = None\n"
+            "from bench.__main__ import main\n"
+            "sys.exit(main(['--only', 'overhead']))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert done.returncode == 0, done.stderr
+    assert "torch is not installed" in done.stdout and "pip install" in done.stdout
+    assert "per-op overhead" in done.stdout
