@@ -8,7 +8,25 @@ structural tangent of an object other than a builtin container.
 import numpy as np
 
 
-class ZeroTangent:
+class _Marker:
+    """A falsy singleton per subclass: ``ZeroTangent() is ZeroTangent()``."""
+
+    __slots__ = ()
+    _instance = None
+
+    def __new__(cls):
+        if cls._instance is None:
+            cls._instance = super().__new__(cls)
+        return cls._instance
+
+    def __repr__(self):
+        return f"{type(self).__name__}()"
+
+    def __bool__(self):
+        return False
+
+
+class ZeroTangent(_Marker):
     """The derivative is zero (the value is connected, but nothing flows).
 
     >>> ZeroTangent() is ZeroTangent()
@@ -18,19 +36,8 @@ class ZeroTangent:
     __slots__ = ()
     _instance = None
 
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
 
-    def __repr__(self):
-        return "ZeroTangent()"
-
-    def __bool__(self):
-        return False
-
-
-class NoTangent:
+class NoTangent(_Marker):
     """There is nothing to differentiate: ints, bools, strings, functions.
 
     >>> NoTangent()
@@ -39,17 +46,6 @@ class NoTangent:
 
     __slots__ = ()
     _instance = None
-
-    def __new__(cls):
-        if cls._instance is None:
-            cls._instance = super().__new__(cls)
-        return cls._instance
-
-    def __repr__(self):
-        return "NoTangent()"
-
-    def __bool__(self):
-        return False
 
 
 ZERO = ZeroTangent()

@@ -3,35 +3,14 @@
 Run: ``python -m bench.total``.  Values and gradients are checked against torch before timing.
 """
 
-import dataclasses
-
 import numpy as np
 
 import autodiff
 import autodiff.numpy as anp
-from traversal import total, trainable, trainables
+from layers import BatchNorm, Chain, Dense
+from traversal import total, trainables
 
 from ._timing import Row
-
-
-@dataclasses.dataclass
-class Dense:
-    weight: np.ndarray
-    bias: np.ndarray
-    activation: object = np.tanh
-
-
-@dataclasses.dataclass
-class BatchNorm:
-    beta: np.ndarray
-    gamma: np.ndarray
-    running_mean: np.ndarray
-    running_var: np.ndarray
-
-
-@trainable.register(BatchNorm)
-def _(layer):
-    return ("beta", "gamma")
 
 
 def seed_model():
@@ -40,14 +19,8 @@ def seed_model():
 
 def optimisers171_model():
     """Dense 128→128 ×2, BatchNorm(128), a function layer, Dense ×2; float32; 10 trainable arrays."""
-    rng = np.random.default_rng(0)
-
-    def dense():
-        return Dense(rng.standard_normal((128, 128)).astype(np.float32), np.zeros(128, np.float32))
-
-    ones, zeros = np.ones(128, np.float32), np.zeros(128, np.float32)
-    return [dense(), dense(), BatchNorm(zeros.copy(), ones.copy(), zeros.copy(), ones.copy()), np.tanh,
-            dense(), dense()]
+    dense = [Dense.init(128, 128, seed=k) for k in range(4)]
+    return Chain([dense[0], dense[1], BatchNorm.init(128), np.tanh, dense[2], dense[3]])
 
 
 def chain_model(n):

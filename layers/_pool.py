@@ -10,7 +10,22 @@ from ._conv import pad_spatial, windows
 
 
 @dataclass
-class MaxPool2d:
+class _Pool:
+    """A reduction over ``kernel`` × ``kernel`` windows; subclasses say which reduction and which padding value."""
+
+    kernel: int
+    stride: int = None
+    padding: int = 0
+
+    def forward(self, x, train=False):
+        return self(x), self
+
+    def __call__(self, x):
+        padded = pad_spatial(x, self.padding, self.pad_value)
+        return self.reduce(windows(padded, self.kernel, self.kernel, self.stride or self.kernel), axis=(4, 5))
+
+
+class MaxPool2d(_Pool):
     """Max over ``kernel`` × ``kernel`` windows.
 
     >>> MaxPool2d(2)(np.arange(16.0).reshape(1, 1, 4, 4))[0, 0]
@@ -18,20 +33,11 @@ class MaxPool2d:
            [13., 15.]])
     """
 
-    kernel: int
-    stride: int = None
-    padding: int = 0
-
-    def forward(self, x, train=False):
-        return self(x), self
-
-    def __call__(self, x):
-        cols = windows(pad_spatial(x, self.padding, -np.inf), self.kernel, self.kernel, self.stride or self.kernel)
-        return anp.max(cols, axis=(4, 5))
+    pad_value = -np.inf
+    reduce = staticmethod(anp.max)
 
 
-@dataclass
-class AvgPool2d:
+class AvgPool2d(_Pool):
     """Mean over ``kernel`` × ``kernel`` windows (zero padding counted).
 
     >>> AvgPool2d(2)(np.ones((1, 1, 4, 4)))[0, 0]
@@ -39,16 +45,8 @@ class AvgPool2d:
            [1., 1.]])
     """
 
-    kernel: int
-    stride: int = None
-    padding: int = 0
-
-    def forward(self, x, train=False):
-        return self(x), self
-
-    def __call__(self, x):
-        cols = windows(pad_spatial(x, self.padding), self.kernel, self.kernel, self.stride or self.kernel)
-        return anp.mean(cols, axis=(4, 5))
+    pad_value = 0.0
+    reduce = staticmethod(anp.mean)
 
 
 def global_avg_pool(x):

@@ -51,14 +51,8 @@ class Momentum(Rule):
 
 
 @dataclass(frozen=True)
-class Nesterov(Rule):
+class Nesterov(Momentum):
     """``v = rho v + dx``, ``step = lr (dx + rho v)`` (torch.optim.SGD with nesterov=True)."""
-
-    lr: float = 0.01
-    rho: float = 0.9
-
-    def init(self, x):
-        return np.zeros_like(x)
 
     def apply(self, v, x, dx):
         v = self.rho * v + dx
