@@ -186,13 +186,7 @@ def _render(path):
 
 
 def _input_value(tape, i):
-    # an input's value is what its traced stand-in wraps; entries keep no value for inputs
-    for entry in tape.entries[i + 1:]:
-        prim, parents, argnums, ans, args, kwargs = entry
-        for p, k in zip(parents, argnums):
-            if p == i:
-                return args[k]
-    return None
+    return tape.entries[i][3]  # an input entry keeps the value it stands for
 
 
 def _uses(tape):

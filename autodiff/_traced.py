@@ -109,7 +109,7 @@ def new_input(tape, value):
     if type(value) is np.ndarray and value.flags.writeable:
         protect(tape, value)
     index = len(tape.entries)
-    tape.entries.append((None, (), (), None, (), None))
+    tape.entries.append((None, (), (), value, (), None))  # an input keeps its value where outputs keep theirs
     return Traced(value, tape, index)
 
 
