@@ -23,10 +23,10 @@ from traversal import (
     isnumeric,
     rebuild,
     register_leaf,
+    split,
     total,
     trainable,
 )
-from traversal._walks import split
 
 from ._rules import OptimiserChain
 

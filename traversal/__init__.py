@@ -27,6 +27,7 @@ from ._walks import (
     FlattenWalk,
     StructuralWalk,
     execute,
+    split,
 )
 
 __all__ = [
@@ -35,5 +36,5 @@ __all__ = [
     "KeyPath", "getkeypath", "haskeypath", "setkeypath",
     "isnumeric", "trainable", "trainables", "destructure", "total",
     "DefaultWalk", "StructuralWalk", "FlattenWalk", "ExcludeWalk", "CachedWalk", "CollectWalk",
-    "TrainableWalk", "Done", "Expand", "execute", "IdentityCache", "usecache",
+    "TrainableWalk", "Done", "Expand", "execute", "split", "IdentityCache", "usecache",
 ]

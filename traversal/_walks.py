@@ -44,6 +44,10 @@ def split(x, ys, path, keys=None):
     """The children of ``x`` (optionally only ``keys``) and, by the same keys, of every tree in ``ys``.
 
     A ``None`` in ``ys`` stands for a whole missing subtree (e.g. "no gradient here").
+    The building block for a custom walk's ``visit``.
+
+    >>> split({"a": 1, "b": 2}, ({"a": 10, "b": 20}, None), KeyPath())
+    (['a', 'b'], [1, 2], [(10, None), (20, None)])
     """
     kids = children(x)
     keys = list(kids) if keys is None else keys
