@@ -27,9 +27,9 @@ def trace(f, *args):
     >>> print(t)  # doctest: +NORMALIZE_WHITESPACE
     tape 1 (level 1)
       in  %0 x float64[3]
-      %1 = sin(%0) -> float64[3]  keeps %0
-      %2 = multiply(%1, 2.0) -> float64[3]  keeps %1
-      %3 = sum(%2) -> float64[]  keeps %2
+      %1 = sin(%0:float64[3]) -> float64[3]  keeps %0
+      %2 = multiply(%1:float64[3], 2.0) -> float64[3]  keeps %1
+      %3 = sum(%2:float64[3]) -> float64[]  keeps %2
       out %3
     >>> print(t.backward())  # doctest: +NORMALIZE_WHITESPACE
     backward of tape 1 (level 1)
@@ -208,8 +208,10 @@ def _output_indices(record, tape):
 
 
 def _arguments(args, argnums, parents):
+    """Each operand: a traced one as ``%k:dtype[shape]``, a constant by its value or type."""
     by_position = dict(zip(argnums, parents))
-    return ", ".join(f"%{by_position[k]}" if k in by_position else _short(a) for k, a in enumerate(args))
+    return ", ".join(f"%{by_position[k]}:{_describe(a)}" if k in by_position else _short(a)
+                     for k, a in enumerate(args))
 
 
 def _short(a):

@@ -23,10 +23,10 @@ def test_listing_pins_entries_levels_and_key_paths():
         "  in  %0 model.w float64[2,3]",
         "  in  %1 model.layers[0].b float64[3]",
         "  in  %2 x float64[1,2]",
-        "  %3 = matmul(%2, %0) -> float64[1,3]  keeps %2, %0",
-        "  %4 = add(%3, %1) -> float64[1,3]  keeps %3, %1",
-        "  %5 = tanh(%4) -> float64[1,3]  keeps %4",
-        "  %6 = sum(%5) -> float64[]  keeps %5",
+        "  %3 = matmul(%2:float64[1,2], %0:float64[2,3]) -> float64[1,3]  keeps %2, %0",
+        "  %4 = add(%3:float64[1,3], %1:float64[3]) -> float64[1,3]  keeps %3, %1",
+        "  %5 = tanh(%4:float64[1,3]) -> float64[1,3]  keeps %4",
+        "  %6 = sum(%5:float64[1,3]) -> float64[]  keeps %5",
         "  out %6",
     ]
 
@@ -77,7 +77,7 @@ def test_total_is_one_entry_whose_pullback_maps_thunks_onto_key_paths():
     model = {"x": m1, "y": m1, "z": np.array([3.0])}
     t = trace(lambda m: total(autodiff.sumsq, m), model)
     entries = [line for line in str(t).splitlines() if " = " in line and "in  " not in line]
-    assert entries == ["  %2 = total(<sumsq>, 0.0, %0, %1) -> float64[]  keeps %0, %1"]
+    assert entries == ["  %2 = total(<sumsq>, 0.0, %0:float64[2], %1:float64[1]) -> float64[]  keeps %0, %1"]
     assert "%0 m.x = m.y dense float64[2], %1 m.z dense float64[1]" in t.backward()  # a known reduction: eager
     t = trace(lambda m: total(lambda p: anp.sum(anp.cos(p)), m), model)
     assert "%0 m.x = m.y thunk (evaluated) float64[2], %1 m.z thunk (evaluated) float64[1]" in t.backward()
