@@ -95,3 +95,13 @@ def test_ties_in_maximum_minimum_and_where():
     np.testing.assert_allclose(g, t.grad.numpy())
     x = np.array([3.0, 1.0, 3.0])
     _compare((x,), lambda v: anp.max(v), lambda v: torch.amax(v))
+
+
+def test_norm_at_the_zero_vector_has_torchs_zero_gradient():
+    from traversal import total
+
+    z = np.zeros(3)
+    t = torch.tensor(z, requires_grad=True)
+    torch.linalg.vector_norm(t).backward()
+    np.testing.assert_array_equal(autodiff.grad(anp.linalg.norm)(z), t.grad.numpy())
+    np.testing.assert_array_equal(autodiff.grad(lambda m: total(anp.linalg.norm, m))({"w": z})["w"], t.grad.numpy())
