@@ -64,6 +64,23 @@ def _sumsq_double(x, out):
     return acc
 
 
+def _abssum_sign(x, out):
+    """Fused forward and pullback of abssum: the value, and ``out = sign(x)`` (the gradient at g = 1)."""
+    acc = 0.0
+    for i in range(x.size):
+        v = x[i]
+        acc += abs(np.float64(v))
+        out[i] = (v > 0) - (v < 0) if v == v else v
+    return acc
+
+
+def _scale_into(x, c, out):
+    """``out = c x`` (the second pass of the norm's fused pullback, once ``c = 1/||x||`` is known)."""
+    for i in range(x.size):
+        out[i] = x[i] * c
+    return 0.0
+
+
 def _dot(x, y):
     acc = 0.0
     for i in range(x.size):
@@ -82,9 +99,11 @@ REFERENCE = {  # the numpy reference of each kernel: tests and benchmarks share 
     "maxabs": lambda x: float(np.abs(_wide(x)).max()) if x.size else 0.0,
     "dot": lambda x, y: float(np.dot(_wide(x), _wide(y))),
     "sumsq_double": lambda x, out: (float(np.dot(_wide(x), _wide(x))), np.multiply(x, 2, out=out))[0],
+    "abssum_sign": lambda x, out: (float(np.abs(_wide(x)).sum()), np.sign(x, out=out))[0],
+    "scale_into": lambda x, c, out: (np.multiply(x, x.dtype.type(c), out=out), 0.0)[1],
 }
 _PYTHON = {"sum": _sum, "sumsq": _sumsq, "abssum": _abssum, "maxabs": _maxabs, "dot": _dot,
-           "sumsq_double": _sumsq_double}
+           "sumsq_double": _sumsq_double, "abssum_sign": _abssum_sign, "scale_into": _scale_into}
 
 _compiled = {}
 _lock = threading.Lock()
@@ -109,8 +128,11 @@ def _signatures(numba, name):
     def array(dtype, readonly=True):
         return numba.types.Array(dtype, 1, "C", readonly=readonly)
 
-    if name == "sumsq_double":
-        return [numba.types.float64(array(d), array(d, False)) for d in (numba.types.float32, numba.types.float64)]
+    floats = (numba.types.float32, numba.types.float64)
+    if name in ("sumsq_double", "abssum_sign"):
+        return [numba.types.float64(array(d), array(d, False)) for d in floats]
+    if name == "scale_into":
+        return [numba.types.float64(array(d), numba.types.float64, array(d, False)) for d in floats]
     arity = 2 if name == "dot" else 1
     return [numba.types.float64(*[array(d)] * arity) for d in (numba.types.float32, numba.types.float64)]
 
@@ -163,8 +185,8 @@ def reduce(name, x):
 
 
 def run(name, *xs):
-    """Run kernel ``name`` on arrays ``xs`` (any shape, same dtype); a float64 Python float back."""
-    arrays = [flat(x) for x in xs]
+    """Run kernel ``name`` on arrays ``xs`` (any shape, same dtype; scalars pass through); a Python float back."""
+    arrays = [flat(x) if isinstance(x, np.ndarray) else x for x in xs]
     k = kernel(name) if arrays[0].dtype in (np.float32, np.float64) else None
     if k is not None:
         try:
@@ -174,26 +196,37 @@ def run(name, *xs):
     return REFERENCE[name](*arrays)
 
 
-def sumsq_double(x):
-    """``(sum of squares, 2 x)`` in one pass over ``x``: the L2 penalty's value and gradient at g = 1."""
+def fused(name, x, *scalars):
+    """Run the fused kernel ``name`` on ``x``, writing into a fresh (pooled) array shaped like ``x``.
+
+    Returns ``(value, out)``: the reduction and the gradient at g = 1 (for ``sumsq_double``: ``2 x``;
+    ``abssum_sign``: ``sign(x)``; ``scale_into``: ``c x``).
+    """
     from . import _buffers
 
     out = _buffers.empty(np.shape(x), x.dtype)
-    k = kernel("sumsq_double") if x.dtype in _FAST else None
+    k = kernel(name) if x.dtype in _FAST else None
     flat_x = x if x.ndim == 1 and x.flags.c_contiguous else flat(x)
     if k is not None:
         try:
-            return k(flat_x, out.reshape(-1)), out
+            return k(flat_x, *scalars, out.reshape(-1)), out
         except Exception:  # never a wrong answer: fall back to numpy
             pass
-    return REFERENCE["sumsq_double"](flat_x, out.reshape(-1)), out
+    return REFERENCE[name](flat_x, *scalars, out.reshape(-1)), out
+
+
+def sumsq_double(x):
+    """``(sum of squares, 2 x)`` in one pass over ``x``: the L2 penalty's value and gradient at g = 1."""
+    return fused("sumsq_double", x)
 
 
 def warmup():
     """Compile every kernel for float32 and float64 now (the test suite calls this once)."""
     for name in _PYTHON:
         for dtype in (np.float32, np.float64):
-            args = [np.ones(3, dtype)] * (2 if name in ("dot", "sumsq_double") else 1)
+            one = np.ones(3, dtype)
+            args = {"dot": (one, one), "sumsq_double": (one, one.copy()), "abssum_sign": (one, one.copy()),
+                    "scale_into": (one, 1.0, one.copy())}.get(name, (one,))
             run(name, *args)
 
 

@@ -21,8 +21,11 @@ def _arrays(shape, dtype, seed, n=1):
     return [rng.standard_normal(shape).astype(dtype) for _ in range(n)]
 
 
+FUSED = {"sumsq_double": (), "abssum_sign": (), "scale_into": (0.37,)}  # kernels that also write a gradient
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-@pytest.mark.parametrize("name", sorted(set(K.REFERENCE) - {"sumsq_double"}))
+@pytest.mark.parametrize("name", sorted(set(K.REFERENCE) - set(FUSED)))
 def test_kernel_matches_reference(name, dtype):
     @settings(max_examples=25, deadline=None, derandomize=bool(os.environ.get("CI")))
     @given(shape=shapes, seed=st.integers(0, 1000))
@@ -130,15 +133,17 @@ def test_forked_child_can_use_the_kernels():
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_fused_sumsq_and_gradient_matches_its_reference(dtype):
+@pytest.mark.parametrize("name", sorted(FUSED))
+def test_fused_kernels_match_their_references(name, dtype):
     @settings(max_examples=25, deadline=None, derandomize=bool(os.environ.get("CI")))
     @given(shape=shapes, seed=st.integers(0, 1000))
     def check(shape, seed):
         (x,) = _arrays(shape, dtype, seed)
-        value, grad = K.sumsq_double(x)
+        value, grad = K.fused(name, x, *FUSED[name])
         ref_out = np.empty(x.size, dtype)
-        assert math.isclose(value, K.REFERENCE["sumsq_double"](K.flat(x), ref_out), rel_tol=1e-12, abs_tol=1e-12)
-        np.testing.assert_array_equal(grad.reshape(-1), ref_out)
+        ref = K.REFERENCE[name](K.flat(x), *FUSED[name], ref_out)
+        assert math.isclose(value, ref, rel_tol=1e-12, abs_tol=1e-12)
+        np.testing.assert_allclose(grad.reshape(-1), ref_out, rtol=1e-6 if dtype == np.float32 else 1e-15)
         assert grad.shape == x.shape and grad.dtype == x.dtype
 
     check()

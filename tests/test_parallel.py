@@ -81,3 +81,22 @@ def test_two_python_threads_at_once(big_model):
         assert math.isclose(value, expected[0], rel_tol=1e-12)
         for a, b in zip(grads, expected[1]):
             np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("name", ["sumsq", "abssum", "norm"])
+def test_fused_forward_gradients_equal_the_generic_path_on_a_large_model(big_model, name):
+    import autodiff.numpy as anp
+
+    fast, generic = {
+        "sumsq": (autodiff.sumsq, lambda p: anp.sum(p * p)),
+        "abssum": (autodiff.abssum, lambda p: anp.sum(anp.abs(p))),
+        "norm": (anp.linalg.norm, lambda p: anp.sqrt(anp.sum(p * p))),
+    }[name]
+    v1, g1 = autodiff.value_and_grad(lambda m: total(fast, m))(big_model)
+    v2, g2 = autodiff.value_and_grad(lambda m: total(generic, m))(big_model)
+    assert math.isclose(v1, v2, rel_tol=1e-5)
+    for a, b in zip([g1["a"], g1["b"][0], g1["b"][1], g1["c"]], [g2["a"], g2["b"][0], g2["b"][1], g2["c"]]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-7)
+    h1 = autodiff.grad(lambda m: total(autodiff.scaled(3.0, fast), m))(big_model) if name != "norm" else None
+    if h1 is not None:  # a scaled fused reduction: the gradient at g = 1 is scaled too
+        np.testing.assert_allclose(h1["c"], 3.0 * g1["c"], rtol=1e-6)

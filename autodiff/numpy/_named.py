@@ -38,7 +38,22 @@ def _sumsq(x):
 def _sumsq_double(x):
     if type(x) is not np.ndarray or x.dtype.kind != "f":
         return _sumsq(x), _plain_sumsq_vjp(1.0, x)
-    return _kernels.sumsq_double(x)
+    return _kernels.fused("sumsq_double", x)
+
+
+def _abssum_sign(x):
+    if type(x) is not np.ndarray or x.dtype.kind != "f":
+        return _abssum(x), _plain_abssum_vjp(1.0, x)
+    return _kernels.fused("abssum_sign", x)
+
+
+def _norm_unit(x):
+    """Two passes: the norm first (a global quantity), then ``x / ||x||`` (the gradient at g = 1)."""
+    n = _linalg._norm_value(x)
+    if type(x) is not np.ndarray or x.dtype.kind != "f" or n == 0:
+        return n, _plain_norm_vjp(1.0, x)
+    _, unit = _kernels.fused("scale_into", x, 1.0 / float(n))
+    return float(n), unit
 
 
 def _sumsq_vjp(g, ans, x):
@@ -165,9 +180,9 @@ def _sum_vjp(g, x):
 
 _KNOWN = {
     _reductions.sum: Reduction("sum", _sum_value, _sum_vjp, _plain_sum_vjp),
-    _linalg.norm: Reduction("norm", _linalg._norm_value, _norm_vjp, _plain_norm_vjp),
+    _linalg.norm: Reduction("norm", _linalg._norm_value, _norm_vjp, _plain_norm_vjp, _norm_unit),
     sumsq: Reduction("sumsq", _sumsq, lambda g, x: _sumsq_vjp(g, None, x), _plain_sumsq_vjp, _sumsq_double),
-    abssum: Reduction("abssum", _abssum, lambda g, x: _abssum_vjp(g, None, x), _plain_abssum_vjp),
+    abssum: Reduction("abssum", _abssum, lambda g, x: _abssum_vjp(g, None, x), _plain_abssum_vjp, _abssum_sign),
     maxabs: Reduction("maxabs", _maxabs, lambda g, x: _maxabs_vjp(g, maxabs(x), x), _plain_maxabs_vjp),
 }
 
