@@ -23,10 +23,6 @@ class Node:
         self.tangent = tangent
 
 
-def _as_tangent(x, keys, values):
-    return Tangent(type(x), dict(zip(keys, values)))
-
-
 def _seq_children(x):
     return range(len(x)), x
 

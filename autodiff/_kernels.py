@@ -215,10 +215,6 @@ def fused(name, x, *scalars):
     return REFERENCE[name](flat_x, *scalars, out.reshape(-1)), out
 
 
-def sumsq_double(x):
-    """``(sum of squares, 2 x)`` in one pass over ``x``: the L2 penalty's value and gradient at g = 1."""
-    return fused("sumsq_double", x)
-
 
 def warmup():
     """Compile every kernel for float32 and float64 now (the test suite calls this once)."""

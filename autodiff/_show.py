@@ -5,7 +5,7 @@ import numpy as np
 from ._containers import node_of
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent
 from ._traced import Traced
-from ._trees import leaves
+from ._trees import dotted, leaves
 
 
 def show(tangent, name="grad"):
@@ -32,12 +32,8 @@ def show(tangent, name="grad"):
             continue
         lines.append(f"{pad}{path}: {_container(x)}" if not depth else f"{pad}{path}: {_container(x)}")
         keys, kids = node.children(x)
-        stack.extend((path + _key(k), kid, depth + 1) for k, kid in reversed(list(zip(keys, kids))))
+        stack.extend((path + dotted((k,)), kid, depth + 1) for k, kid in reversed(list(zip(keys, kids))))
     return "\n".join(lines)
-
-
-def _key(k):
-    return f"[{k}]" if isinstance(k, int) else f".{k}"
 
 
 def _container(x):
@@ -81,7 +77,7 @@ def ties(model, gradient, name="model"):
     for leaf, paths in places.values():
         if len(paths) < 2:
             continue
-        names = [name + "".join(_key(k) for k in p) for p in paths]
+        names = [name + dotted(p) for p in paths]
         where = []
         for p, n in zip(paths, names):
             g = _lookup(grads, p)

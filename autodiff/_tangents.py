@@ -49,7 +49,6 @@ class NoTangent(_Marker):
 
 
 ZERO = ZeroTangent()
-NOTHING = NoTangent()
 
 
 class Thunk:

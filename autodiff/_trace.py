@@ -15,7 +15,7 @@ from ._arguments import is_differentiable
 from ._tangents import Thunk, ZeroTangent
 from ._traced import Traced, _state
 from ._transforms import vjp
-from ._trees import leaves
+from ._trees import dotted, leaves
 
 
 def trace(f, *args):
@@ -97,12 +97,12 @@ class Trace:
                     continue
                 key = first.get(id(leaf))
                 if key is not None:
-                    self.input_names[key] += " = " + name + _render(path)
+                    self.input_names[key] += " = " + name + dotted(path)
                     continue
                 key = (id(tape), inputs[position])
                 if not (is_differentiable(arg) and path == ()):
                     first[id(leaf)] = key
-                self.input_names[key] = name + _render(path)
+                self.input_names[key] = name + dotted(path)
                 position += 1
 
     def __str__(self):
@@ -179,10 +179,6 @@ class Trace:
                 if type(c) is Thunk:
                     out.append((self.tapes.index(tape) + 1, i, False, c.evaluated))
         return out
-
-
-def _render(path):
-    return "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path)
 
 
 def _input_value(tape, i):

@@ -7,6 +7,15 @@ A container met again on its own path is a cycle and raises with the key path.
 from ._containers import node_of
 
 
+def dotted(path):
+    """A key path as ``.layers[2].weight``: str keys as attributes, ints as positions.
+
+    >>> dotted(("layers", 2, "weight"))
+    '.layers[2].weight'
+    """
+    return "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path)
+
+
 def format_path(path):
     """Render a key path like ``[0]['layers'][2].weight`` (first key is the argument).
 
@@ -62,13 +71,6 @@ def _frame(x, node, path):
 
 def rebuild_node(path, x, node, keys, results):
     return node.rebuild(x, results)
-
-
-def tangent_node(path, x, node, keys, results):
-    """Structural tangent of ``x``; a subtree that is all ``None`` collapses to ``None``."""
-    if all(r is None for r in results):
-        return None
-    return node.tangent(x, keys, results)
 
 
 def leaves(root, path=()):
