@@ -17,6 +17,10 @@ class Rule:
 
     is_global = False
 
+    def init(self, x):
+        """The per-array state: none, unless a rule keeps some."""
+        return None
+
     def adjust(self, **hyper):
         names = {f.name for f in fields(self)}
         return replace(self, **{k: v for k, v in hyper.items() if k in names})
@@ -27,9 +31,6 @@ class Descent(Rule):
     """``step = lr * dx`` (torch.optim.SGD)."""
 
     lr: float = 0.1
-
-    def init(self, x):
-        return None
 
     def apply(self, state, x, dx):
         return None, dx * self.lr
@@ -105,9 +106,6 @@ class WeightDecay(Rule):
 
     weight_decay: float = 5e-4
 
-    def init(self, x):
-        return None
-
     def apply(self, state, x, dx):
         return None, dx + self.weight_decay * x
 
@@ -118,9 +116,6 @@ class SignDecay(Rule):
 
     lam: float = 1e-3
 
-    def init(self, x):
-        return None
-
     def apply(self, state, x, dx):
         return None, dx + self.lam * np.sign(x)
 
@@ -130,9 +125,6 @@ class ClipGrad(Rule):
     """Clamp each gradient entry to ``[-delta, delta]`` (torch.nn.utils.clip_grad_value_)."""
 
     delta: float = 10.0
-
-    def init(self, x):
-        return None
 
     def apply(self, state, x, dx):
         return None, np.clip(dx, -self.delta, self.delta)
@@ -146,9 +138,6 @@ class ClipNorm(Rule):
 
     omega: float = 10.0
     is_global = True
-
-    def init(self, x):
-        return None
 
     def factor(self, norm):
         return min(1.0, self.omega / (norm + 1e-6))
