@@ -8,19 +8,26 @@ differentiate through.  Every container is described by a :class:`Node`:
 
 import copy
 import dataclasses
+import operator
 
 from ._tangents import Tangent
 
 
 class Node:
-    """How to see inside one container type."""
+    """How to see inside one container type.
 
-    __slots__ = ("children", "rebuild", "tangent")
+    ``fields`` names the attributes of a dataclass node (its children, in
+    order), so fast walkers can read them with ``fields_getter``; ``None`` for
+    any other node.
+    """
 
-    def __init__(self, children, rebuild, tangent):
+    __slots__ = ("children", "rebuild", "tangent", "fields")
+
+    def __init__(self, children, rebuild, tangent, fields=None):
         self.children = children
         self.rebuild = rebuild
         self.tangent = tangent
+        self.fields = fields
 
 
 def _seq_children(x):
@@ -43,9 +50,10 @@ def _dataclass_node(cls):
     """A Node for one dataclass type, with its field names looked up once."""
     names = tuple(f.name for f in dataclasses.fields(cls))
     has_dict = not any("__slots__" in vars(k) for k in cls.__mro__)  # plain instances: copy __dict__
+    get = fields_getter(names)
 
     def children(x):
-        return names, [getattr(x, n) for n in names]
+        return names, get(x)
 
     def rebuild(x, values):
         if has_dict:  # copy without copy.copy's reduce protocol: several times faster
@@ -60,7 +68,17 @@ def _dataclass_node(cls):
     def tangent(x, keys, values):
         return Tangent(cls, dict(zip(names, values)))
 
-    return Node(children, rebuild, tangent)
+    return Node(children, rebuild, tangent, names)
+
+
+def fields_getter(names):
+    """``x -> tuple of x's attributes names``, in one C call (``operator.attrgetter``) for two or more."""
+    if len(names) >= 2:
+        return operator.attrgetter(*names)
+    if len(names) == 1:
+        name = names[0]
+        return lambda x: (getattr(x, name),)
+    return lambda x: ()
 
 
 def _tangent_children(x):
@@ -94,6 +112,12 @@ _NAMEDTUPLE = Node(
 _registry = dict(_BUILTIN)
 _leaves = set()
 _resolved = {}  # type -> Node or None, memoised lookups
+_version = [0]  # bumped by every registration, so walkers may memoise per type too
+
+
+def registry_version():
+    """A number that changes whenever a container or leaf type is registered."""
+    return _version[0]
 
 
 def register_container(cls, children, rebuild):
@@ -107,6 +131,7 @@ def register_container(cls, children, rebuild):
     _registry[cls] = node
     _leaves.discard(cls)
     _resolved.clear()
+    _version[0] += 1
     return cls
 
 
@@ -134,6 +159,7 @@ def register_leaf(cls):
     _leaves.add(cls)
     _registry.pop(cls, None)
     _resolved.clear()
+    _version[0] += 1
     return cls
 
 

@@ -9,19 +9,22 @@ from itertools import repeat
 
 import numpy as np
 
-from autodiff.extend import Traced, ZeroTangent, node_of, value_of
+from autodiff.extend import Traced, ZeroTangent, fields_getter, node_of, registry_version, value_of
 
 from ._trainable import isnumeric, trainable, trainables
 
 _default_trainable = trainable.dispatch(object)
 _customised = {}  # type -> bool, valid while the registry keeps its size
-_registry_size = [0]
+_registry_size = [None]
 
 
 def _refresh():
-    if len(trainable.registry) != _registry_size[0]:
+    """Forget what was worked out per type once ``trainable`` or the container registry changes."""
+    size = (len(trainable.registry), registry_version())
+    if size != _registry_size[0]:
         _customised.clear()
-        _registry_size[0] = len(trainable.registry)
+        _getters.clear()
+        _registry_size[0] = size
 
 
 def _is_customised(cls):
@@ -36,8 +39,25 @@ def _kids(x, node):
     if not _is_customised(type(x)):
         return keys, kids
     allowed = trainable(x)
-    pairs = [(k, v) for k, v in zip(keys, kids) if k in allowed]
-    return [k for k, _ in pairs], [v for _, v in pairs]
+    return [k for k in keys if k in allowed], [v for k, v in zip(keys, kids) if k in allowed]
+
+
+def _customised_getter(node):
+    """Children named by ``trainable(x)`` (asked per instance), last first; per allowed set, one getter."""
+    by_allowed = {}
+
+    def get(x):
+        allowed = trainable(x)
+        try:
+            return by_allowed[allowed](x)
+        except (KeyError, TypeError):  # new (or unhashable) allowed set
+            keys, kids = node.children(x)
+            picked = [(k, v) for k, v in zip(keys, kids) if k in allowed]
+            if node.fields is not None and isinstance(allowed, tuple):
+                by_allowed[allowed] = fields_getter(tuple(k for k, _ in reversed(picked)))
+            return [v for _, v in reversed(picked)]
+
+    return get
 
 
 def _is_param(x):
@@ -52,25 +72,65 @@ def parameters(model, match=None):
     _refresh()
     if match is not None:
         return _parameters_inside(model, match)
-    found, seen, visited = [], set(), set()
+    found, seen = [], set()
+    visited, path = set(), []  # containers met, and those we are inside (checked only when one is met again)
+    getters = _getters
     stack = [model]
-    builtin_sequences = not (_is_customised(tuple) or _is_customised(list))
+    pop, push = stack.pop, stack.extend
     while stack:
-        x = stack.pop()
+        x = pop()
         t = type(x)
-        if t is np.ndarray or t is Traced:
-            if id(x) not in seen and _is_param(x):
+        if t is np.ndarray:
+            if x.dtype.kind in "fc" and id(x) not in seen:
                 seen.add(id(x))
                 found.append(x)
-        elif t is tuple and builtin_sequences:  # immutable: cannot close a cycle
-            stack.extend(reversed(x))
+        elif x is _EXIT:
+            path.pop()
         else:
-            node = node_of(x)
-            if node is not None and _first_visit(model, id(x), visited):
-                stack.extend(reversed(_kids(x, node)[1]))
+            get = getters.get(t) or _getter(x)
+            if get is _LEAF:
+                continue
+            if get is _TRACED:
+                if id(x) not in seen and isnumeric(x):
+                    seen.add(id(x))
+                    found.append(x)
+            elif t is tuple:  # immutable: it cannot close a cycle, and a tied tuple costs no more than its leaves
+                push(get(x))
+            elif id(x) not in visited:
+                visited.add(id(x))
+                path.append(id(x))
+                stack.append(_EXIT)
+                push(get(x))
+            elif id(x) in path:  # met again while inside it: a cycle, not a tie
+                _refuse_cycle(model)
     return found
 
 
+_EXIT = object()  # on the stack after a container's children: leaving it
+_LEAF, _TRACED = object(), object()
+_getters = {}  # type -> its trainable children in reverse order (a stack pushes them), or _LEAF/_TRACED
+
+
+def _getter(x):
+    """How ``parameters`` expands ``x`` and every other instance of its type, worked out once."""
+    cls = type(x)
+    node = node_of(x)
+    if cls is Traced:
+        get = _TRACED
+    elif node is None:
+        get = _LEAF
+    elif _is_customised(cls):
+        get = _customised_getter(node)
+    elif node.fields is not None:  # a dataclass: one C call reads its fields, last first
+        get = fields_getter(node.fields[::-1])
+    elif cls in (list, tuple):
+        get = reversed
+    elif cls is dict:
+        get = lambda x: reversed(x.values())  # noqa: E731
+    else:
+        get = lambda x: reversed(node.children(x)[1])  # noqa: E731
+    _getters[cls] = get
+    return get
 def _first_visit(model, key, visited):
     """True the first time; a container met again is a tie (skipped) or a cycle (refused)."""
     if key not in visited:
