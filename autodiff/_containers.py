@@ -58,15 +58,17 @@ def _dataclass_node(cls):
     def rebuild(x, values):
         if has_dict:  # copy without copy.copy's reduce protocol: several times faster
             new = cls.__new__(cls)
-            new.__dict__.update(x.__dict__)
-        else:
-            new = copy.copy(x)
+            state = new.__dict__
+            state.update(x.__dict__)
+            state.update(zip(names, values))
+            return new
+        new = copy.copy(x)
         for n, v in zip(names, values):
             object.__setattr__(new, n, v)
         return new
 
     def tangent(x, keys, values):
-        return Tangent(cls, dict(zip(names, values)))
+        return Tangent(cls, zip(names, values))
 
     return Node(children, rebuild, tangent, names)
 

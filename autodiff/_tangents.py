@@ -105,8 +105,8 @@ class Tangent:
     __slots__ = ("primal_type", "fields")
 
     def __init__(self, primal_type, fields):
-        object.__setattr__(self, "primal_type", primal_type)
-        object.__setattr__(self, "fields", dict(fields))
+        _set_primal_type(self, primal_type)
+        _set_fields(self, dict(fields))
 
     def __getattr__(self, name):
         try:
@@ -145,6 +145,9 @@ class Tangent:
         body = ", ".join(f"{k}={v!r}" for k, v in self.fields.items())
         return f"Tangent[{self.primal_type.__name__}]({body})"
 
+
+_set_primal_type = Tangent.__dict__["primal_type"].__set__  # the slots' own setters: no __setattr__ detour
+_set_fields = Tangent.__dict__["fields"].__set__
 
 def _same(a, b):
     if a is None or b is None:

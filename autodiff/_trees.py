@@ -4,7 +4,9 @@ No recursion: a model nested 10,000 deep is walked with an explicit stack.
 A container met again on its own path is a cycle and raises with the key path.
 """
 
-from ._containers import node_of
+from itertools import islice
+
+from ._containers import _resolved, node_of
 
 
 def dotted(path):
@@ -85,7 +87,8 @@ def _nothing(*args):
 
 
 class TreeDef:
-    """The shape of a flattened tree: post-order ops, ``None`` per leaf, ``(node, x, keys, n)`` per container.
+    """The shape of a flattened tree, as post-order ops: an int ``k`` takes the next ``k`` leaves,
+    ``(node, x, keys, n)`` folds the last ``n`` results into a container like ``x``.
 
     ``flatten`` walks once; ``unflatten`` and ``tangent`` then rebuild from new
     leaves without looking inside anything again (JAX's treedef, in Python).
@@ -104,15 +107,18 @@ class TreeDef:
         return self._build(leaves, _tangent_op)
 
     def _build(self, leaves, make):
-        it = iter(leaves)
+        take = iter(leaves)
         stack = []
         for op in self.ops:
-            if op is None:
-                stack.append(next(it))
+            if type(op) is int:
+                stack.extend(islice(take, op))
                 continue
             node, x, keys, n = op
-            kids = stack[len(stack) - n:]
-            del stack[len(stack) - n:]
+            if n:
+                kids = stack[-n:]
+                del stack[-n:]
+            else:
+                kids = []
             stack.append(make(node, x, keys, kids))
         return stack[0]
 
@@ -128,43 +134,55 @@ def _tangent_op(node, x, keys, kids):
     return None
 
 
+_EXIT = object()  # on the stack under a container's children: its op comes next
+
+
 def flatten(root, path=()):
     """``(leaves, treedef)``: the leaves in traversal order (duplicates kept) and how to rebuild."""
-    node = node_of(root)
-    if node is None:
-        return [root], TreeDef([None])
     leaves, ops = [], []
-    keys, kids = node.children(root)
-    stack = [[root, node, keys, kids, 0]]
-    on_path = {id(root)}
+    visited, inside = set(), []  # containers met, and the ones we are in (read only when one is met again)
+    stack = [root]
+    pop, push = stack.pop, stack.append
+    resolved = _resolved
+    run = 0  # leaves since the last op
     while stack:
-        frame = stack[-1]
-        kids, i, n = frame[3], frame[4], len(frame[3])
-        while i < n:
-            child = kids[i]
-            child_node = node_of(child)
-            i += 1
-            if child_node is not None:
-                break
-            leaves.append(child)
-            ops.append(None)
-        else:
-            stack.pop()
-            on_path.discard(id(frame[0]))
-            ops.append((frame[1], frame[0], frame[2], n))
+        x = pop()
+        if x is _EXIT:
+            if run:
+                ops.append(run)
+                run = 0
+            ops.append(pop())
+            inside.pop()
             continue
-        frame[4] = i
-        if id(child) in on_path:
-            raise ValueError(
-                f"cycle: the object at {format_path(path + _stack_path(stack))} contains itself; "
-                "a model must be a tree (ties are fine, loops are not)"
-            )
-        on_path.add(id(child))
-        ckeys, ckids = child_node.children(child)
-        stack.append([child, child_node, ckeys, ckids, 0])
+        node = resolved.get(type(x), _MISSING)
+        if node is _MISSING:
+            node = node_of(x)
+        if node is None:
+            leaves.append(x)
+            run += 1
+            continue
+        if id(x) in visited and id(x) in inside:
+            _raise_cycle(root, path)
+        visited.add(id(x))
+        inside.append(id(x))
+        keys, kids = node.children(x)
+        push((node, x, keys, len(kids)))
+        push(_EXIT)
+        stack.extend(reversed(kids))
+        if run:
+            ops.append(run)
+            run = 0
+    if run:
+        ops.append(run)
     return leaves, TreeDef(ops)
 
 
-def _stack_path(stack):
-    """The key path of the child being entered, read off the frames (only needed for errors)."""
-    return tuple(frame[2][frame[4] - 1] for frame in stack)
+_MISSING = object()
+
+
+def _raise_cycle(root, path):
+    """Walk again with key paths (``transform`` raises naming the cycle); only reached on error."""
+    leaves(root, path)
+    raise AssertionError("unreachable: flatten found a cycle that transform did not")  # pragma: no cover
+
+
