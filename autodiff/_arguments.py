@@ -52,14 +52,14 @@ def trace_arguments(tape, args, argnums):
         leaves, treedef = flatten(arg, (i,))
         traced = []
         for leaf in leaves:
-            if is_differentiable(leaf):
-                t = seen.get(id(leaf))
-                if t is None:
+            t = seen.get(id(leaf))
+            if t is None:
+                if type(leaf) is np.ndarray and leaf.dtype.kind in "fc" or is_differentiable(leaf):
                     t = seen[id(leaf)] = new_input(tape, leaf)
-                traced.append(t)
-            else:
-                _refuse_hidden_floats(arg, i, leaf)
-                traced.append(leaf)
+                else:
+                    _refuse_hidden_floats(arg, i, leaf)
+                    t = leaf
+            traced.append(t)
         new[i] = treedef.unflatten(traced)
         record.structures[i] = (leaves, traced, treedef)
     return new, record

@@ -196,24 +196,26 @@ def run(name, *xs):
     return REFERENCE[name](*arrays)
 
 
-def fused(name, x, *scalars):
-    """Run the fused kernel ``name`` on ``x``, writing into a fresh (pooled) array shaped like ``x``.
+def fused(name, x, *scalars, out=None):
+    """Run the fused kernel ``name`` on ``x``, writing into ``out`` (a fresh C-ordered array shaped like ``x``
+    unless given one).
 
     Returns ``(value, out)``: the reduction and the gradient at g = 1 (for ``sumsq_double``: ``2 x``;
     ``abssum_sign``: ``sign(x)``; ``scale_into``: ``c x``).
     """
-    from . import _buffers
-
-    out = _buffers.empty(np.shape(x), x.dtype)
-    k = kernel(name) if x.dtype in _FAST else None
+    if out is None:
+        out = np.empty(x.shape, x.dtype)
+    k = _compiled.get(name, False)
+    if k is False:
+        k = kernel(name)
     flat_x = x if x.ndim == 1 and x.flags.c_contiguous else flat(x)
-    if k is not None:
+    flat_out = out.reshape(-1)  # out is C-ordered, so this is a view
+    if k is not None and x.dtype in _FAST:
         try:
-            return k(flat_x, *scalars, out.reshape(-1)), out
+            return k(flat_x, *scalars, flat_out), out
         except Exception:  # never a wrong answer: fall back to numpy
             pass
-    return REFERENCE[name](flat_x, *scalars, out.reshape(-1)), out
-
+    return REFERENCE[name](flat_x, *scalars, flat_out), out
 
 
 def warmup():

@@ -84,17 +84,17 @@ def parameters(model, match=None):
             if x.dtype.kind in "fc" and id(x) not in seen:
                 seen.add(id(x))
                 found.append(x)
+        elif t is Traced:
+            if id(x) not in seen and isnumeric(x):
+                seen.add(id(x))
+                found.append(x)
         elif x is _EXIT:
             path.pop()
         else:
             get = getters.get(t) or _getter(x)
             if get is _LEAF:
                 continue
-            if get is _TRACED:
-                if id(x) not in seen and isnumeric(x):
-                    seen.add(id(x))
-                    found.append(x)
-            elif t is tuple:  # immutable: it cannot close a cycle, and a tied tuple costs no more than its leaves
+            if t is tuple:  # immutable: it cannot close a cycle, and a tied tuple costs no more than its leaves
                 push(get(x))
             elif id(x) not in visited:
                 visited.add(id(x))
@@ -107,17 +107,15 @@ def parameters(model, match=None):
 
 
 _EXIT = object()  # on the stack after a container's children: leaving it
-_LEAF, _TRACED = object(), object()
-_getters = {}  # type -> its trainable children in reverse order (a stack pushes them), or _LEAF/_TRACED
+_LEAF = object()
+_getters = {}  # type -> its trainable children in reverse order (a stack pushes them), or _LEAF
 
 
 def _getter(x):
     """How ``parameters`` expands ``x`` and every other instance of its type, worked out once."""
     cls = type(x)
     node = node_of(x)
-    if cls is Traced:
-        get = _TRACED
-    elif node is None:
+    if node is None:
         get = _LEAF
     elif _is_customised(cls):
         get = _customised_getter(node)

@@ -32,19 +32,26 @@ def _back(value, x):
 
 
 def _sumsq(x):
+    if type(x) is np.ndarray and x.dtype.kind == "f":  # the hot case, without the general dtype handling
+        return x.dtype.type(reduce("sumsq", x))
     return _back(reduce("sumsq", _real(x)), x)
+
+
+def _fused_out(x):
+    """Where a fused kernel writes its gradient: numpy's allocator for small arrays, the pool for large."""
+    return np.empty(x.shape, x.dtype) if x.nbytes < _buffers.MIN_BYTES else _buffers.empty(x.shape, x.dtype)
 
 
 def _sumsq_double(x):
     if type(x) is not np.ndarray or x.dtype.kind != "f":
         return _sumsq(x), _plain_sumsq_vjp(1.0, x)
-    return _kernels.fused("sumsq_double", x)
+    return _kernels.fused("sumsq_double", x, out=_fused_out(x))
 
 
 def _abssum_sign(x):
     if type(x) is not np.ndarray or x.dtype.kind != "f":
         return _abssum(x), _plain_abssum_vjp(1.0, x)
-    return _kernels.fused("abssum_sign", x)
+    return _kernels.fused("abssum_sign", x, out=_fused_out(x))
 
 
 def _norm_unit(x):
@@ -52,7 +59,7 @@ def _norm_unit(x):
     n = _linalg._norm_value(x)
     if type(x) is not np.ndarray or x.dtype.kind != "f" or n == 0:
         return n, _plain_norm_vjp(1.0, x)
-    _, unit = _kernels.fused("scale_into", x, 1.0 / float(n))
+    _, unit = _kernels.fused("scale_into", x, 1.0 / float(n), out=_fused_out(x))
     return float(n), unit
 
 
@@ -108,9 +115,9 @@ class Reduction:
         return _parallel.map_arrays(self.value, list(xs))
 
     def values_and_unit_grads(self, xs):
-        """Values, and (for a fused reduction over large arrays) the gradients at g = 1 from the same pass."""
+        """Values, and (for a fused reduction) the gradients at g = 1 written in the same pass."""
         xs = list(xs)
-        if self.fused is None or sum(x.nbytes for x in xs) < _buffers.MIN_BYTES:
+        if self.fused is None:
             return self.values(xs), None
         pairs = _parallel.map_arrays(self.fused, xs)
         return [_back(v, x) for (v, _), x in zip(pairs, xs)], [grad for _, grad in pairs]
