@@ -218,6 +218,59 @@ def fused(name, x, *scalars, out=None):
     return REFERENCE[name](flat_x, *scalars, flat_out), out
 
 
+def reduce_each(name, xs):
+    """``[reduce(name, x) for x in xs]`` in one tight loop, ``None`` where ``x`` is not a float32/float64 array.
+
+    The hot loop of model-wide reductions over many small arrays, where the
+    per-call checks of :func:`reduce` would cost as much as the kernel.
+    """
+    k = _compiled.get(name, False)
+    if k is False:
+        k = kernel(name)
+    ref = REFERENCE[name]
+    out = []
+    append = out.append
+    for x in xs:
+        if type(x) is not np.ndarray or x.dtype not in _FAST:
+            append(None)
+            continue
+        flat_x = (x if x.ndim == 1 else x.reshape(-1)) if x.flags.c_contiguous else flat(x)
+        if k is not None:
+            try:
+                append(k(flat_x))
+                continue
+            except Exception:  # never a wrong answer: fall back to numpy
+                pass
+        append(ref(flat_x))
+    return out
+
+
+def fused_each(name, xs, alloc):
+    """``[fused(name, x, out=alloc(x)) for x in xs]`` in one tight loop, ``None`` where ``x`` is not a
+    float32/float64 array.  ``alloc(x)`` returns a C-ordered array shaped like ``x``."""
+    k = _compiled.get(name, False)
+    if k is False:
+        k = kernel(name)
+    ref = REFERENCE[name]
+    pairs = []
+    append = pairs.append
+    for x in xs:
+        if type(x) is not np.ndarray or x.dtype not in _FAST:
+            append(None)
+            continue
+        out = alloc(x)
+        flat_x = (x if x.ndim == 1 else x.reshape(-1)) if x.flags.c_contiguous else flat(x)
+        flat_out = out if out.ndim == 1 else out.reshape(-1)
+        if k is not None:
+            try:
+                append((k(flat_x, flat_out), out))
+                continue
+            except Exception:  # never a wrong answer: fall back to numpy
+                pass
+        append((ref(flat_x, flat_out), out))
+    return pairs
+
+
 def warmup():
     """Compile every kernel for float32 and float64 now (the test suite calls this once)."""
     for name in _PYTHON:

@@ -7,6 +7,7 @@ handing work to a thread costs tens of microseconds.
 """
 
 import itertools
+import operator
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -31,6 +32,14 @@ def set_threads(n):
     global _threads
     previous, _threads = _threads, 1 if n <= 1 else 2
     return previous
+
+
+def splits(arrays):
+    """Would :func:`map_arrays` share these arrays with the worker thread?"""
+    return _threads > 1 and len(arrays) >= 2 and sum(map(_nbytes, arrays)) >= PARALLEL_BYTES
+
+
+_nbytes = operator.attrgetter("nbytes")
 
 
 def map_arrays(fn, arrays):

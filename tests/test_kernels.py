@@ -149,6 +149,41 @@ def test_fused_kernels_match_their_references(name, dtype):
     check()
 
 
+def _mixed_arrays():
+    """Every kind of array a model holds: both float dtypes, 0-d, empty, views, Fortran order, and the
+    dtypes and types the batch loops leave to their caller (int, complex, float16, a numpy scalar)."""
+    rng = np.random.default_rng(3)
+    big = rng.standard_normal((6, 8))
+    return [big.astype(np.float32), big, big[:, ::2], np.asfortranarray(big), np.array(2.5), np.float64(2.5),
+            np.zeros((0, 4), np.float32), big[1], np.arange(5), big + 1j, big.astype(np.float16),
+            np.array([1.0, np.nan])]
+
+
+@pytest.mark.parametrize("name", ["sum", "sumsq", "abssum", "maxabs"])
+def test_reduce_each_matches_reduce_one_by_one(name):
+    xs = _mixed_arrays()
+    got = K.reduce_each(name, xs)
+    for x, v in zip(xs, got):
+        if type(x) is not np.ndarray or x.dtype not in (np.float32, np.float64):
+            assert v is None
+        else:
+            np.testing.assert_equal(v, K.reduce(name, x))
+
+
+@pytest.mark.parametrize("name", ["sumsq_double", "abssum_sign"])
+def test_fused_each_matches_fused_one_by_one(name):
+    xs = _mixed_arrays()
+    got = K.fused_each(name, xs, lambda x: np.empty(x.shape, x.dtype))
+    for x, pair in zip(xs, got):
+        if type(x) is not np.ndarray or x.dtype not in (np.float32, np.float64):
+            assert pair is None
+            continue
+        value, out = K.fused(name, x)
+        np.testing.assert_equal(pair[0], value)
+        np.testing.assert_array_equal(pair[1], out)
+        assert pair[1].shape == x.shape and pair[1].dtype == x.dtype
+
+
 def test_models_of_3_62_and_500_arrays_compile_nothing_new():
     import autodiff
     from traversal import total

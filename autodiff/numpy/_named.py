@@ -7,6 +7,8 @@ pullback, so a model-wide sum of it can run without per-leaf tracing.
 Values accumulate in float64 and come back in the input's dtype.
 """
 
+import math
+
 import numpy as np
 
 from .. import _buffers, _kernels, _parallel
@@ -99,27 +101,39 @@ defvjp(maxabs, _maxabs_vjp)
 
 class Reduction:
     """A known reduction: ``value(x)`` and ``plain_vjp(g, x)`` on plain arrays, ``vjp(g, x)`` in
-    differentiable ops (used when ``g`` or ``x`` is traced, so higher derivatives see it)."""
+    differentiable ops (used when ``g`` or ``x`` is traced, so higher derivatives see it).
 
-    __slots__ = ("name", "value", "vjp", "plain_vjp", "fused")
+    ``fused(x)`` gives ``(value, gradient at g = 1)`` in one pass where a kernel
+    does that.  ``each(xs)`` and ``fused_each(xs)``, where given, do the same
+    over a list of arrays in one tight loop: a model's parameters are often
+    many small arrays, where per-call overhead would cost as much as the kernel.
+    """
 
-    def __init__(self, name, value, vjp, plain_vjp, fused=None):
+    __slots__ = ("name", "value", "vjp", "plain_vjp", "fused", "each", "fused_each")
+
+    def __init__(self, name, value, vjp, plain_vjp, fused=None, each=None, fused_each=None):
         self.name, self.value, self.vjp, self.plain_vjp = name, value, vjp, plain_vjp
-        self.fused = fused  # x -> (value, gradient at g = 1) in one pass, where a kernel does that
+        self.fused, self.each, self.fused_each = fused, each, fused_each
 
     def __repr__(self):
         return f"<{self.name}>"
 
     def values(self, xs):
         """``value(x)`` for each plain array, split across two threads when the arrays are large."""
-        return _parallel.map_arrays(self.value, list(xs))
+        xs = list(xs)
+        if self.each is not None and not _parallel.splits(xs):
+            return self.each(xs)
+        return _parallel.map_arrays(self.value, xs)
 
     def values_and_unit_grads(self, xs):
         """Values, and (for a fused reduction) the gradients at g = 1 written in the same pass."""
         xs = list(xs)
         if self.fused is None:
             return self.values(xs), None
-        pairs = _parallel.map_arrays(self.fused, xs)
+        if self.fused_each is not None and not _parallel.splits(xs):
+            pairs = self.fused_each(xs)
+        else:
+            pairs = _parallel.map_arrays(self.fused, xs)
         return [_back(v, x) for (v, _), x in zip(pairs, xs)], [grad for _, grad in pairs]
 
     def plain_vjps(self, g, xs, unit_grads=None):
@@ -185,11 +199,40 @@ def _sum_vjp(g, x):
     return out if dtype_of(out) == dtype_of(x) else cast(out, dtype_of(x))
 
 
+def _each(kernel, one, finish=float):
+    """``[one(x) for x in xs]``, with float arrays run through ``kernel`` in one loop (``finish`` its result)."""
+
+    def each(xs):
+        values = _kernels.reduce_each(kernel, xs)
+        return [one(x) if v is None else x.dtype.type(finish(v)) for x, v in zip(xs, values)]
+
+    return each
+
+
+def _fused_each(kernel, one):
+    """``[one(x) for x in xs]`` (value and gradient at g = 1), float arrays through ``kernel`` in one loop."""
+
+    def each(xs):
+        pairs = _kernels.fused_each(kernel, xs, _fused_out)
+        return [one(x) if p is None else p for x, p in zip(xs, pairs)]
+
+    return each
+
+
 _KNOWN = {
-    _reductions.sum: Reduction("sum", _sum_value, _sum_vjp, _plain_sum_vjp),
-    _linalg.norm: Reduction("norm", _linalg._norm_value, _norm_vjp, _plain_norm_vjp, _norm_unit),
-    sumsq: Reduction("sumsq", _sumsq, lambda g, x: _sumsq_vjp(g, None, x), _plain_sumsq_vjp, _sumsq_double),
-    abssum: Reduction("abssum", _abssum, lambda g, x: _abssum_vjp(g, None, x), _plain_abssum_vjp, _abssum_sign),
+    _reductions.sum: Reduction("sum", _sum_value, _sum_vjp, _plain_sum_vjp, each=_each("sum", _sum_value)),
+    _linalg.norm: Reduction(
+        "norm", _linalg._norm_value, _norm_vjp, _plain_norm_vjp, _norm_unit,
+        each=_each("sumsq", _linalg._norm_value, math.sqrt),
+    ),
+    sumsq: Reduction(
+        "sumsq", _sumsq, lambda g, x: _sumsq_vjp(g, None, x), _plain_sumsq_vjp, _sumsq_double,
+        each=_each("sumsq", _sumsq), fused_each=_fused_each("sumsq_double", _sumsq_double),
+    ),
+    abssum: Reduction(
+        "abssum", _abssum, lambda g, x: _abssum_vjp(g, None, x), _plain_abssum_vjp, _abssum_sign,
+        each=_each("abssum", _abssum), fused_each=_fused_each("abssum_sign", _abssum_sign),
+    ),
     maxabs: Reduction("maxabs", _maxabs, lambda g, x: _maxabs_vjp(g, maxabs(x), x), _plain_maxabs_vjp),
 }
 
@@ -227,9 +270,16 @@ def _scaled_reduction(c, r):
         value, unit = r.fused(x)
         return value * c, np.multiply(unit, unit.dtype.type(c), out=unit)
 
+    def each(xs):
+        return [_back(v * c, x) for v, x in zip(r.each(xs), xs)]
+
+    def fused_each(xs):
+        return [(v * c, np.multiply(u, u.dtype.type(c), out=u)) for v, u in r.fused_each(xs)]
+
     return Reduction(
         f"{c}*{r.name}", lambda x: _back(r.value(x) * c, x), lambda g, x: r.vjp(multiply(g, c), x),
         lambda g, x: r.plain_vjp(g * c, x), fused if r.fused is not None else None,
+        each if r.each is not None else None, fused_each if r.fused_each is not None else None,
     )
 
 
