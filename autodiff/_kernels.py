@@ -234,7 +234,7 @@ def reduce_each(name, xs):
         if type(x) is not np.ndarray or x.dtype not in _FAST:
             append(None)
             continue
-        flat_x = (x if x.ndim == 1 else x.reshape(-1)) if x.flags.c_contiguous else flat(x)
+        flat_x = x.ravel()  # a view when x is contiguous, else a contiguous copy
         if k is not None:
             try:
                 append(k(flat_x))
@@ -259,8 +259,8 @@ def fused_each(name, xs, alloc):
             append(None)
             continue
         out = alloc(x)
-        flat_x = (x if x.ndim == 1 else x.reshape(-1)) if x.flags.c_contiguous else flat(x)
-        flat_out = out if out.ndim == 1 else out.reshape(-1)
+        flat_x = x.ravel()  # a view when x is contiguous, else a contiguous copy
+        flat_out = out.ravel()  # out is C-ordered: a view
         if k is not None:
             try:
                 append((k(flat_x, flat_out), out))

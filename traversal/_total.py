@@ -180,12 +180,9 @@ defvjp_joint(_total, _pullback)
 
 
 def _known_total(known, params, init):
-    if any(type(p) is Traced for p in params):
+    if Traced in map(type, params):
         return _total_known(_KnownSpec(known), init, *params)
-    acc = init
-    for value in known.values(params):
-        acc = acc + value
-    return acc
+    return sum(known.values(params), init)  # init + v1 + v2 + ..., in order
 
 
 class _KnownSpec:
@@ -202,10 +199,7 @@ class _KnownSpec:
 
 def _known_forward(spec, init, *params):
     values, spec.unit_grads = spec.known.values_and_unit_grads(params)
-    acc = init
-    for value in values:
-        acc = acc + value
-    return acc
+    return sum(values, init)
 
 
 def _known_pullback(g, ans, spec, init, *params):

@@ -199,11 +199,13 @@ def _sum_vjp(g, x):
     return out if dtype_of(out) == dtype_of(x) else cast(out, dtype_of(x))
 
 
-def _each(kernel, one, finish=float):
+def _each(kernel, one, finish=None):
     """``[one(x) for x in xs]``, with float arrays run through ``kernel`` in one loop (``finish`` its result)."""
 
     def each(xs):
         values = _kernels.reduce_each(kernel, xs)
+        if finish is None:
+            return [one(x) if v is None else x.dtype.type(v) for x, v in zip(xs, values)]
         return [one(x) if v is None else x.dtype.type(finish(v)) for x, v in zip(xs, values)]
 
     return each
@@ -219,11 +221,23 @@ def _fused_each(kernel, one):
     return each
 
 
+def _norm_unit_each(xs):
+    """Norms and ``x / ||x||`` (the gradients at g = 1): the norms in one kernel loop, then one multiply each."""
+    out = []
+    for x, v in zip(xs, _kernels.reduce_each("sumsq", xs)):
+        if v is None or v == 0 or x.dtype.kind != "f":
+            out.append(_norm_unit(x))
+            continue
+        n = math.sqrt(v)
+        out.append((n, np.multiply(x, x.dtype.type(1.0 / n), out=_fused_out(x))))
+    return out
+
+
 _KNOWN = {
     _reductions.sum: Reduction("sum", _sum_value, _sum_vjp, _plain_sum_vjp, each=_each("sum", _sum_value)),
     _linalg.norm: Reduction(
         "norm", _linalg._norm_value, _norm_vjp, _plain_norm_vjp, _norm_unit,
-        each=_each("sumsq", _linalg._norm_value, math.sqrt),
+        each=_each("sumsq", _linalg._norm_value, math.sqrt), fused_each=_norm_unit_each,
     ),
     sumsq: Reduction(
         "sumsq", _sumsq, lambda g, x: _sumsq_vjp(g, None, x), _plain_sumsq_vjp, _sumsq_double,
