@@ -182,7 +182,7 @@ defvjp_joint(_total, _pullback)
 def _known_total(known, params, init):
     if Traced in map(type, params):
         return _total_known(_KnownSpec(known), init, *params)
-    return sum(known.values(params), init)  # init + v1 + v2 + ..., in order
+    return known.total(params, init)
 
 
 class _KnownSpec:

@@ -104,26 +104,51 @@ class Reduction:
     differentiable ops (used when ``g`` or ``x`` is traced, so higher derivatives see it).
 
     ``fused(x)`` gives ``(value, gradient at g = 1)`` in one pass where a kernel
-    does that.  ``each(xs)`` and ``fused_each(xs)``, where given, do the same
-    over a list of arrays in one tight loop: a model's parameters are often
-    many small arrays, where per-call overhead would cost as much as the kernel.
+    does that.  ``kernel`` (with ``finish`` applied to its float result) and
+    ``fused_each(xs)``, where given, run a whole list of arrays in one tight
+    loop: a model's parameters are often many small arrays, where per-call
+    overhead would cost as much as the kernel.
     """
 
-    __slots__ = ("name", "value", "vjp", "plain_vjp", "fused", "each", "fused_each")
+    __slots__ = ("name", "value", "vjp", "plain_vjp", "fused", "kernel", "finish", "fused_each")
 
-    def __init__(self, name, value, vjp, plain_vjp, fused=None, each=None, fused_each=None):
+    def __init__(self, name, value, vjp, plain_vjp, fused=None, kernel=None, finish=None, fused_each=None):
         self.name, self.value, self.vjp, self.plain_vjp = name, value, vjp, plain_vjp
-        self.fused, self.each, self.fused_each = fused, each, fused_each
+        self.fused, self.kernel, self.finish, self.fused_each = fused, kernel, finish, fused_each
 
     def __repr__(self):
         return f"<{self.name}>"
 
+    def _raw(self, xs):
+        """The kernel's float results (``finish`` applied), ``None`` where an array needs ``value``;
+        ``None`` altogether without a kernel.  Large arrays are shared with a second thread."""
+        kernel = self.kernel
+        if kernel is None:
+            return None
+        if _parallel.splits(xs):
+            raw = _parallel.map_arrays(lambda x: _kernels.reduce_each(kernel, (x,))[0], xs)
+        else:
+            raw = _kernels.reduce_each(kernel, xs)
+        finish = self.finish
+        return raw if finish is None else [v if v is None else finish(v) for v in raw]
+
     def values(self, xs):
         """``value(x)`` for each plain array, split across two threads when the arrays are large."""
         xs = list(xs)
-        if self.each is not None and not _parallel.splits(xs):
-            return self.each(xs)
-        return _parallel.map_arrays(self.value, xs)
+        raw = self._raw(xs)
+        if raw is None:
+            return _parallel.map_arrays(self.value, xs)
+        return [self.value(x) if v is None else x.dtype.type(v) for x, v in zip(xs, raw)]
+
+    def total(self, xs, init):
+        """``init + Σ value(x)``; where every value comes from the kernel, summed in float64 and rounded once."""
+        xs = list(xs)
+        raw = self._raw(xs)
+        if raw is None or None in raw or not xs:
+            return sum(self.values(xs), init)
+        dtypes = {x.dtype for x in xs}
+        dtype = dtypes.pop() if len(dtypes) == 1 else np.result_type(*dtypes)
+        return init + dtype.type(sum(raw))
 
     def values_and_unit_grads(self, xs):
         """Values, and (for a fused reduction) the gradients at g = 1 written in the same pass."""
@@ -199,18 +224,6 @@ def _sum_vjp(g, x):
     return out if dtype_of(out) == dtype_of(x) else cast(out, dtype_of(x))
 
 
-def _each(kernel, one, finish=None):
-    """``[one(x) for x in xs]``, with float arrays run through ``kernel`` in one loop (``finish`` its result)."""
-
-    def each(xs):
-        values = _kernels.reduce_each(kernel, xs)
-        if finish is None:
-            return [one(x) if v is None else x.dtype.type(v) for x, v in zip(xs, values)]
-        return [one(x) if v is None else x.dtype.type(finish(v)) for x, v in zip(xs, values)]
-
-    return each
-
-
 def _fused_each(kernel, one):
     """``[one(x) for x in xs]`` (value and gradient at g = 1), float arrays through ``kernel`` in one loop."""
 
@@ -234,18 +247,18 @@ def _norm_unit_each(xs):
 
 
 _KNOWN = {
-    _reductions.sum: Reduction("sum", _sum_value, _sum_vjp, _plain_sum_vjp, each=_each("sum", _sum_value)),
+    _reductions.sum: Reduction("sum", _sum_value, _sum_vjp, _plain_sum_vjp, kernel="sum"),
     _linalg.norm: Reduction(
         "norm", _linalg._norm_value, _norm_vjp, _plain_norm_vjp, _norm_unit,
-        each=_each("sumsq", _linalg._norm_value, math.sqrt), fused_each=_norm_unit_each,
+        kernel="sumsq", finish=math.sqrt, fused_each=_norm_unit_each,
     ),
     sumsq: Reduction(
         "sumsq", _sumsq, lambda g, x: _sumsq_vjp(g, None, x), _plain_sumsq_vjp, _sumsq_double,
-        each=_each("sumsq", _sumsq), fused_each=_fused_each("sumsq_double", _sumsq_double),
+        kernel="sumsq", fused_each=_fused_each("sumsq_double", _sumsq_double),
     ),
     abssum: Reduction(
         "abssum", _abssum, lambda g, x: _abssum_vjp(g, None, x), _plain_abssum_vjp, _abssum_sign,
-        each=_each("abssum", _abssum), fused_each=_fused_each("abssum_sign", _abssum_sign),
+        kernel="abssum", fused_each=_fused_each("abssum_sign", _abssum_sign),
     ),
     maxabs: Reduction("maxabs", _maxabs, lambda g, x: _maxabs_vjp(g, maxabs(x), x), _plain_maxabs_vjp),
 }
@@ -284,8 +297,8 @@ def _scaled_reduction(c, r):
         value, unit = r.fused(x)
         return value * c, np.multiply(unit, unit.dtype.type(c), out=unit)
 
-    def each(xs):
-        return [_back(v * c, x) for v, x in zip(r.each(xs), xs)]
+    def finish(v):
+        return (v if r.finish is None else r.finish(v)) * c
 
     def fused_each(xs):
         return [(v * c, np.multiply(u, u.dtype.type(c), out=u)) for v, u in r.fused_each(xs)]
@@ -293,7 +306,7 @@ def _scaled_reduction(c, r):
     return Reduction(
         f"{c}*{r.name}", lambda x: _back(r.value(x) * c, x), lambda g, x: r.vjp(multiply(g, c), x),
         lambda g, x: r.plain_vjp(g * c, x), fused if r.fused is not None else None,
-        each if r.each is not None else None, fused_each if r.fused_each is not None else None,
+        r.kernel, finish, fused_each if r.fused_each is not None else None,
     )
 
 
