@@ -198,8 +198,8 @@ class _KnownSpec:
 
 
 def _known_forward(spec, init, *params):
-    values, spec.unit_grads = spec.known.values_and_unit_grads(params)
-    return sum(values, init)
+    value, spec.unit_grads = spec.known.total_and_unit_grads(params, init)
+    return value
 
 
 def _known_pullback(g, ans, spec, init, *params):

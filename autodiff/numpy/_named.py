@@ -144,22 +144,22 @@ class Reduction:
         """``init + Σ value(x)``; where every value comes from the kernel, summed in float64 and rounded once."""
         xs = list(xs)
         raw = self._raw(xs)
-        if raw is None or None in raw or not xs:
+        if raw is None or None in raw:
             return sum(self.values(xs), init)
-        dtypes = {x.dtype for x in xs}
-        dtype = dtypes.pop() if len(dtypes) == 1 else np.result_type(*dtypes)
-        return init + dtype.type(sum(raw))
+        return _sum(xs, raw, init)
 
-    def values_and_unit_grads(self, xs):
-        """Values, and (for a fused reduction) the gradients at g = 1 written in the same pass."""
+    def total_and_unit_grads(self, xs, init):
+        """``init + Σ value(x)``, and (for a fused reduction) the gradients at g = 1 written in the same pass."""
         xs = list(xs)
         if self.fused is None:
-            return self.values(xs), None
+            return self.total(xs, init), None
+        pairs = self._fused_pairs(xs)
+        return _sum(xs, [v for v, _ in pairs], init), [grad for _, grad in pairs]
+
+    def _fused_pairs(self, xs):
         if self.fused_each is not None and not _parallel.splits(xs):
-            pairs = self.fused_each(xs)
-        else:
-            pairs = _parallel.map_arrays(self.fused, xs)
-        return [_back(v, x) for (v, _), x in zip(pairs, xs)], [grad for _, grad in pairs]
+            return self.fused_each(xs)
+        return _parallel.map_arrays(self.fused, xs)
 
     def plain_vjps(self, g, xs, unit_grads=None):
         """``plain_vjp(g, x)`` for each plain array (from ``unit_grads`` when the forward made them)."""
@@ -174,6 +174,19 @@ class Reduction:
         if type(g) is Traced or type(x) is Traced:
             return self.vjp(g, x)
         return self.plain_vjp(g, x)
+
+
+_KERNEL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64)))
+
+
+def _sum(xs, values, init):
+    """``init + Σ values`` in the arrays' result dtype.  When every array is float32/float64, the values
+    are the kernels' float64 results: summed as floats and rounded once, not converted one by one."""
+    dtypes = {x.dtype for x in xs}
+    if not xs or not dtypes <= _KERNEL_DTYPES:
+        return sum((_back(v, x) for v, x in zip(values, xs)), init)
+    dtype = dtypes.pop() if len(dtypes) == 1 else np.result_type(*dtypes)
+    return init + dtype.type(sum(values))
 
 
 def _scalar(g, x):
