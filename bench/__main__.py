@@ -47,6 +47,14 @@ def contention(ctx):
                 goal_text="≤ 3× quiet", note=f"slowdown {r.ours / quiet[r.suite]:.2f}×") for r in loaded]
 
 
+def _spread(spreads):
+    """How noisy the timings were: the typical and the worst median-over-best ratio."""
+    if not spreads:
+        return "n/a"
+    ordered = sorted(spreads)
+    return f"{ordered[len(ordered) // 2]:.2f} typically, up to {ordered[-1]:.2f}"
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="longer, steadier timings")
@@ -58,7 +66,7 @@ def main(argv=None):
     if torch is None:
         print("torch is not installed: running ours alone, with the numpy floor where there is one. "
               "For the comparison: pip install -e '.[bench]' (it pins torch==2.13.0, the CPU build).")
-    ctx = Context(quick=not args.full, torch=torch, inject=args.inject_mismatch, repeats=9 if args.full else 5)
+    ctx = Context(quick=not args.full, torch=torch, inject=args.inject_mismatch, repeats=25 if args.full else 15)
     modules = [MODULES[args.only]] if args.only else list(MODULES.values())
     suites = [s for m in modules for s in m.SUITES]
     start = time.perf_counter()
@@ -70,7 +78,10 @@ def main(argv=None):
         print(f"\nBENCHMARK FAILED before timing: {e}", file=sys.stderr)
         return 1
     print(report.table(rows))
-    extra = {"mode": "full" if args.full else "quick", "seconds": round(time.perf_counter() - start, 1)}
+    extra = {"mode": "full" if args.full else "quick", "seconds": round(time.perf_counter() - start, 1),
+             "median_over_best": _spread(ctx.spreads)}
+    print(f"times are the best of {ctx.repeats} runs; the runs' medians were {extra['median_over_best']} "
+          "× the best (machine noise)")
     if not args.only:
         print("wrote", report.write_json(rows, report.machine_facts(torch), extra))
         print("wrote", report.write_chart(rows))
