@@ -115,7 +115,11 @@ def gradient_of(arg, i, record, cts):
             grads.append(None)
             continue
         emitted.add(id(leaf))
-        grads.append(_materialise(cts[t.index], leaf, bare=False))
+        ct = cts[t.index]
+        if type(ct) is np.ndarray and type(leaf) is np.ndarray and ct.dtype == leaf.dtype:  # the usual case
+            grads.append(ct)
+        else:
+            grads.append(_materialise(ct, leaf, bare=False))
     return treedef.tangent(grads)
 
 
