@@ -245,6 +245,32 @@ def reduce_each(name, xs):
     return out
 
 
+def sum_each(name, xs, finish=None):
+    """``(Σ finish(reduce(name, x)), dtype)`` over float32/float64 arrays ``xs`` in one loop, summed in float64;
+    ``dtype`` is float64 if any array is, else float32.  ``None`` if any ``x`` is not such an array."""
+    k = _compiled.get(name, False)
+    if k is False:
+        k = kernel(name)
+    ref = REFERENCE[name]
+    acc, dtype = 0.0, _FAST[0]
+    for x in xs:
+        if type(x) is not np.ndarray or x.dtype not in _FAST:
+            return None
+        if x.dtype is not dtype and x.dtype == _FAST[1]:
+            dtype = _FAST[1]
+        flat_x = x.ravel()
+        value = None
+        if k is not None:
+            try:
+                value = k(flat_x)
+            except Exception:  # never a wrong answer: fall back to numpy
+                pass
+        if value is None:
+            value = ref(flat_x)
+        acc += value if finish is None else finish(value)
+    return acc, dtype
+
+
 def fused_each(name, xs, alloc):
     """``[fused(name, x, out=alloc(x)) for x in xs]`` in one tight loop, ``None`` where ``x`` is not a
     float32/float64 array.  ``alloc(x)`` returns a C-ordered array shaped like ``x``."""

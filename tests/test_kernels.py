@@ -170,6 +170,19 @@ def test_reduce_each_matches_reduce_one_by_one(name):
             np.testing.assert_equal(v, K.reduce(name, x))
 
 
+@pytest.mark.parametrize("name", ["sum", "sumsq", "abssum", "maxabs"])
+def test_sum_each_is_the_float64_sum_of_the_kernels(name):
+    floats = [x for x in _mixed_arrays() if type(x) is np.ndarray and x.dtype in (np.float32, np.float64)]
+    total, dtype = K.sum_each(name, floats, math.sqrt if name == "sumsq" else None)
+    one_by_one = [K.reduce(name, x) for x in floats]
+    expected = sum(map(math.sqrt, one_by_one)) if name == "sumsq" else sum(one_by_one)
+    np.testing.assert_equal(total, expected)
+    assert dtype == np.float64
+    assert K.sum_each(name, [x.astype(np.float32) for x in floats])[1] == np.float32
+    assert K.sum_each(name, floats + [np.arange(3)]) is None
+    assert K.sum_each(name, floats + [np.float64(1.0)]) is None
+
+
 @pytest.mark.parametrize("name", ["sumsq_double", "abssum_sign"])
 def test_fused_each_matches_fused_one_by_one(name):
     xs = _mixed_arrays()

@@ -143,6 +143,10 @@ class Reduction:
     def total(self, xs, init):
         """``init + Σ value(x)``; where every value comes from the kernel, summed in float64 and rounded once."""
         xs = list(xs)
+        if self.kernel is not None and xs and not _parallel.splits(xs):
+            summed = _kernels.sum_each(self.kernel, xs, self.finish)
+            if summed is not None:
+                return init + summed[1].type(summed[0])
         raw = self._raw(xs)
         if raw is None or None in raw:
             return sum(self.values(xs), init)
