@@ -11,6 +11,7 @@ import numpy as np
 
 from autodiff.extend import Traced, ZeroTangent, fields_getter, node_of, registry_version, value_of
 
+from . import _readers
 from ._trainable import isnumeric, trainable, trainables
 
 _default_trainable = trainable.dispatch(object)
@@ -24,6 +25,7 @@ def _refresh():
     if size != _registry_size[0]:
         _customised.clear()
         _getters.clear()
+        _readers.clear()
         _registry_size[0] = size
 
 
@@ -72,6 +74,15 @@ def parameters(model, match=None):
     _refresh()
     if match is not None:
         return _parameters_inside(model, match)
+    found = _readers.read(model)
+    if found is None:
+        found = _walk(model)
+        _readers.learn(model, _is_customised)
+    return found
+
+
+def _walk(model):
+    """The generic walk: iterative, ties once, a cycle refused with its key path."""
     found, seen = [], set()
     visited, path = set(), []  # containers met, and those we are inside (checked only when one is met again)
     getters = _getters
