@@ -6,7 +6,8 @@ A container met again on its own path is a cycle and raises with the key path.
 
 from itertools import islice
 
-from ._containers import _resolved, node_of
+from ._containers import _resolved, node_of, registry_version
+from ._layouts import compile_layout
 
 
 def dotted(path):
@@ -87,17 +88,18 @@ def _nothing(*args):
 
 
 class TreeDef:
-    """The shape of a flattened tree, as post-order ops: an int ``k`` takes the next ``k`` leaves,
-    ``(node, x, keys, n)`` folds the last ``n`` results into a container like ``x``.
+    """The shape of a flattened tree: a post-order ``template`` and the ``containers`` it folds into.
 
+    In the template an int ``k`` takes the next ``k`` leaves, and ``(node, keys, n)``
+    folds the last ``n`` results into a container like the next of ``containers``.
     ``flatten`` walks once; ``unflatten`` and ``tangent`` then rebuild from new
     leaves without looking inside anything again (JAX's treedef, in Python).
     """
 
-    __slots__ = ("ops",)
+    __slots__ = ("template", "containers")
 
-    def __init__(self, ops):
-        self.ops = ops
+    def __init__(self, template, containers):
+        self.template, self.containers = template, containers
 
     def unflatten(self, leaves):
         return self._build(leaves, _rebuild_op)
@@ -108,18 +110,19 @@ class TreeDef:
 
     def _build(self, leaves, make):
         take = iter(leaves)
+        containers = iter(self.containers)
         stack = []
-        for op in self.ops:
+        for op in self.template:
             if type(op) is int:
                 stack.extend(islice(take, op))
                 continue
-            node, x, keys, n = op
+            node, keys, n = op
             if n:
                 kids = stack[-n:]
                 del stack[-n:]
             else:
                 kids = []
-            stack.append(make(node, x, keys, kids))
+            stack.append(make(node, next(containers), keys, kids))
         return stack[0]
 
 
@@ -138,8 +141,45 @@ _EXIT = object()  # on the stack under a container's children: its op comes next
 
 
 def flatten(root, path=()):
-    """``(leaves, treedef)``: the leaves in traversal order (duplicates kept) and how to rebuild."""
-    leaves, ops = [], []
+    """``(leaves, treedef)``: the leaves in traversal order (duplicates kept) and how to rebuild.
+
+    A structure flattened before is read by its compiled :mod:`layout <autodiff._layouts>`.
+    """
+    if _layout_version[0] != registry_version():  # a type registered since: every layout may be wrong
+        _forget_layouts()
+    for layout in _layouts.get(type(root), ()):
+        got = layout.read(root)
+        if got is not None and layout.leaf_types.issuperset(map(type, got[0])):
+            return got[0], TreeDef(layout.template, got[1])
+    flat = walk_flatten(root, path)
+    _learn(root)
+    return flat
+
+
+_layouts = {}  # type(root) -> [Layout, ...], newest first
+_sightings = {}  # type(root) -> generic walks so far; a structure is compiled the second time
+_layout_version = [None]
+
+
+def _forget_layouts():
+    _layouts.clear()
+    _sightings.clear()
+    _layout_version[0] = registry_version()
+
+
+def _learn(root):
+    cls = type(root)
+    _sightings[cls] = _sightings.get(cls, 0) + 1
+    if _sightings[cls] >= 2:
+        layout = compile_layout(root)
+        if layout is not None:
+            _layouts.setdefault(cls, []).insert(0, layout)
+            del _layouts[cls][4:]
+
+
+def walk_flatten(root, path=()):
+    """:func:`flatten` by walking: iterative, a cycle refused with its key path."""
+    leaves, template, containers = [], [], []
     visited, inside = set(), []  # containers met, and the ones we are in (read only when one is met again)
     stack = [root]
     pop, push = stack.pop, stack.append
@@ -149,9 +189,11 @@ def flatten(root, path=()):
         x = pop()
         if x is _EXIT:
             if run:
-                ops.append(run)
+                template.append(run)
                 run = 0
-            ops.append(pop())
+            node, x, keys, n = pop()
+            template.append((node, keys, n))
+            containers.append(x)
             inside.pop()
             continue
         node = resolved.get(type(x), _MISSING)
@@ -170,11 +212,11 @@ def flatten(root, path=()):
         push(_EXIT)
         stack.extend(reversed(kids))
         if run:
-            ops.append(run)
+            template.append(run)
             run = 0
     if run:
-        ops.append(run)
-    return leaves, TreeDef(ops)
+        template.append(run)
+    return leaves, TreeDef(template, containers)
 
 
 _MISSING = object()

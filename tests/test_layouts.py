@@ -1,0 +1,109 @@
+"""Compiled layouts behind flatten: they agree with the walk, and a changed structure falls back to it."""
+
+import collections
+import dataclasses
+
+import numpy as np
+import pytest
+from gallery import Dense, gallery
+
+import autodiff
+from autodiff import _trees
+from autodiff.extend import compile_layout, register_container
+
+
+@pytest.fixture(autouse=True)
+def _fresh_layouts():
+    _trees._forget_layouts()
+    yield
+    _trees._forget_layouts()
+
+
+def _flatten_compiled(root):
+    """``flatten(root)`` once its structure has been compiled (and checked to have been)."""
+    _trees.flatten(root)
+    _trees.flatten(root)
+    assert any(layout.read(root) is not None for layout in _trees._layouts.get(type(root), ())), "not compiled"
+    return _trees.flatten(root)
+
+
+def _same_flat(a, b):
+    (la, ta), (lb, tb) = a, b
+    return (len(la) == len(lb) and all(x is y for x, y in zip(la, lb)) and ta.template == tb.template
+            and len(ta.containers) == len(tb.containers)
+            and all(x is y for x, y in zip(ta.containers, tb.containers)))
+
+
+Point = collections.namedtuple("Point", "x y")
+
+
+@pytest.mark.parametrize("name", sorted(set(gallery()) - {"tied_layer"}))
+def test_layouts_agree_with_the_walk_on_the_gallery(name):
+    model = gallery()[name]
+    assert _same_flat(_flatten_compiled(model), _trees.walk_flatten(model))
+
+
+def test_layouts_handle_namedtuples_tangents_and_empty_containers():
+    model = {"p": Point(np.ones(2), [np.zeros(1), ()]), "t": autodiff.extend.Tangent(Point, {"x": 1.0}),
+             "e": [], "d": {}}
+    assert _same_flat(_flatten_compiled(model), _trees.walk_flatten(model))
+
+
+@pytest.mark.parametrize("change", [
+    lambda m: m["layers"].append(np.ones(1)),
+    lambda m: m.update(extra=np.ones(5)),
+    lambda m: m.update(n=[np.ones(2)]),  # a leaf becomes a container
+    lambda m: m.__setitem__("layers", tuple(m["layers"])),  # same length, another type
+    lambda m: setattr(m["layers"][0], "bias", {"b": np.ones(2)}),
+    lambda m: m["layers"].__setitem__(0, m["layers"][1]),  # a container tie appears
+])
+def test_a_changed_structure_falls_back_to_the_walk(change):
+    model = {"layers": [Dense(np.ones((2, 2)), np.zeros(2)), Dense(np.ones((2, 1)), np.zeros(1))], "n": 3}
+    _flatten_compiled(model)
+    change(model)
+    assert _same_flat(_trees.flatten(model), _trees.walk_flatten(model))
+
+
+def test_grad_is_right_after_the_model_changes_shape():
+    loss = autodiff.grad(lambda m: sum(autodiff.numpy.sum(d.weight ** 2) for d in m["layers"]))
+    model = {"layers": [Dense(np.ones((2, 2)), np.zeros(2))]}
+    for _ in range(3):
+        loss(model)
+    model["layers"].append(Dense(np.full((1, 2), 3.0), np.zeros(2)))
+    g = loss(model)
+    np.testing.assert_array_equal(g["layers"][1].weight, np.full((1, 2), 6.0))
+
+
+def test_a_cycle_made_after_compiling_still_raises_with_its_path():
+    model = {"a": [np.ones(2), [np.ones(1)]]}
+    _flatten_compiled(model)
+    model["a"][1].append(model["a"])
+    with pytest.raises(ValueError, match=r"cycle: the object at arg a: \[1\]\[1\]"):
+        _trees.flatten(model)
+
+
+def test_registering_a_type_forgets_the_layouts():
+    @dataclasses.dataclass
+    class Opaque:
+        value: np.ndarray
+
+    autodiff.extend.register_leaf(Opaque)
+    model = {"o": Opaque(np.ones(2)), "w": np.ones(1)}
+    assert len(_flatten_compiled(model)[0]) == 2
+
+    class Box:
+        def __init__(self, inner):
+            self.inner = inner
+
+    register_container(Box, lambda b: {"inner": b.inner}, lambda b, kids: Box(kids["inner"]))
+    model = {"o": Box(np.ones(2)), "w": np.ones(1)}  # Box was a leaf type; it is a container now
+    assert len(_trees.flatten(model)[0]) == 2
+
+
+def test_ties_cycles_and_huge_structures_are_not_compiled():
+    shared = [np.ones(1)]
+    assert compile_layout({"a": shared, "b": shared}) is None
+    deep = []
+    for _ in range(6000):
+        deep = [deep]
+    assert compile_layout(deep) is None
