@@ -41,6 +41,53 @@ class Layout:
         self.read, self.leaf_types, self.template = read, leaf_types, template
 
 
+class Template:
+    """A layout's flatten template, with straight-line ``unflatten`` and ``tangent`` builders
+    generated the first time each is needed (``TreeDef`` runs the plain template otherwise)."""
+
+    __slots__ = ("ops", "_builders")
+
+    def __init__(self, ops):
+        self.ops, self._builders = ops, {}
+
+    def build(self, kind, containers, leaves):
+        """``kind`` is ``"rebuild"`` (unflatten) or ``"tangent"``: the structure over ``leaves``."""
+        builder = self._builders.get(kind)
+        if builder is None:
+            builder = self._builders[kind] = _builder(self.ops, kind)
+        return builder(containers, leaves)
+
+
+def _builder(ops, kind):
+    """``build(containers, leaves)`` for a post-order template: one line per container."""
+    lines, constants, stack, n_leaves, n_containers = [], {}, [], 0, 0
+    for op in ops:
+        if type(op) is int:
+            stack.extend(f"l{n_leaves + j}" for j in range(op))
+            n_leaves += op
+            continue
+        node, keys, n = op
+        kids = stack[len(stack) - n:]
+        del stack[len(stack) - n:]
+        k = n_containers
+        n_containers += 1
+        listed = f"[{', '.join(kids)}]"
+        if kind == "rebuild":
+            constants[f"F{k}"] = node.rebuild
+            lines.append(f"r{k} = F{k}(c[{k}], {listed})")
+        else:  # a tangent whose children are all None is None itself
+            constants[f"F{k}"], constants[f"K{k}"] = node.tangent, keys
+            empty = " and ".join(f"{kid} is None" for kid in kids) or "True"
+            lines.append(f"r{k} = None if {empty} else F{k}(c[{k}], K{k}, {listed})")
+        stack.append(f"r{k}")
+    unpack = [f"{''.join(f'l{j}, ' for j in range(n_leaves))}= l"] if n_leaves else []
+    body = "\n".join("    " + line for line in unpack + lines)
+    source = f"def build(c, l):\n{body}\n    return {stack[0]}\n"
+    namespace = dict(constants)
+    exec(compile(source, f"<autodiff {kind}>", "exec"), namespace)  # noqa: S102 (our own generated code)
+    return namespace["build"]
+
+
 def compile_layout(root, select=None):
     """A :class:`Layout` for ``root``'s structure, or ``None`` if it has ties, cycles or too many nodes.
 
@@ -57,7 +104,7 @@ def compile_layout(root, select=None):
     template, containers = None, []
     if select is None:  # the flatten template, and the containers in its (post-)order
         treedef = walk_flatten(root)[1]
-        template, containers = treedef.template, [var_of[id(x)] for x in treedef.containers]
+        template, containers = Template(treedef.template), [var_of[id(x)] for x in treedef.containers]
     body = "\n".join("    " + line for line in lines)
     source = f"def read(v0):\n{body}\n    return [{', '.join(leaves)}], [{', '.join(containers)}]\n"
     namespace = dict(constants)

@@ -7,7 +7,7 @@ A container met again on its own path is a cycle and raises with the key path.
 from itertools import islice
 
 from ._containers import _resolved, node_of, registry_version
-from ._layouts import compile_layout
+from ._layouts import Template, compile_layout
 
 
 def dotted(path):
@@ -109,6 +109,8 @@ class TreeDef:
         return self._build(leaves, _tangent_op)
 
     def _build(self, leaves, make):
+        if type(self.template) is Template:  # a compiled layout's: generated code
+            return self.template.build("rebuild" if make is _rebuild_op else "tangent", self.containers, leaves)
         take = iter(leaves)
         containers = iter(self.containers)
         stack = []
