@@ -112,9 +112,9 @@ def new_input(tape, value):
     """Put ``value`` on ``tape`` as an input and return its traced stand-in."""
     if type(value) is np.ndarray and value.flags.writeable:
         protect(tape, value)
-    index = len(tape.entries)
-    tape.entries.append((None, (), (), value, (), None))  # an input keeps its value where outputs keep theirs
-    return Traced(value, tape, index)
+    entries = tape.entries
+    entries.append((None, (), (), value, (), None))  # an input keeps its value where outputs keep theirs
+    return Traced(value, tape, len(entries) - 1, tape.level)
 
 
 def value_of(x):

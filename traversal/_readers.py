@@ -11,7 +11,7 @@ import numpy as np
 
 from autodiff.extend import Traced, compile_layout
 
-from ._trainable import isnumeric, trainable
+from ._trainable import trainable
 
 READERS_PER_TYPE = 4
 
@@ -46,7 +46,10 @@ def _pick(values, leaf_types):
                 seen.add(id(v))
                 found.append(v)
         elif t is Traced:
-            if id(v) not in seen and isnumeric(v):
+            inner = v.value
+            while type(inner) is Traced:
+                inner = inner.value
+            if type(inner) is np.ndarray and inner.dtype.kind in "fc" and id(v) not in seen:  # isnumeric(v)
                 seen.add(id(v))
                 found.append(v)
         elif t not in leaf_types:  # a container (or something new) where a leaf was: walk instead
