@@ -271,30 +271,34 @@ def sum_each(name, xs, finish=None):
     return acc, dtype
 
 
-def fused_each(name, xs, alloc):
-    """``[fused(name, x, out=alloc(x)) for x in xs]`` in one tight loop, ``None`` where ``x`` is not a
-    float32/float64 array.  ``alloc(x)`` returns a C-ordered array shaped like ``x``."""
+def fused_sum_each(name, xs, alloc):
+    """``(Σ value, dtype, outs)`` of the fused kernel ``name`` over float32/float64 arrays ``xs`` in one loop:
+    the values summed in float64, ``dtype`` float64 if any array is (else float32), and each gradient at
+    g = 1 written into ``alloc(x)`` (a C-ordered array shaped like ``x``).  ``None`` if any ``x`` is not
+    such an array."""
     k = _compiled.get(name, False)
     if k is False:
         k = kernel(name)
     ref = REFERENCE[name]
-    pairs = []
-    append = pairs.append
+    acc, dtype, outs = 0.0, _FAST[0], []
     for x in xs:
         if type(x) is not np.ndarray or x.dtype not in _FAST:
-            append(None)
-            continue
+            return None
+        if x.dtype is not dtype and x.dtype == _FAST[1]:
+            dtype = _FAST[1]
         out = alloc(x)
-        flat_x = x.ravel()  # a view when x is contiguous, else a contiguous copy
-        flat_out = out.ravel()  # out is C-ordered: a view
+        flat_x, flat_out = x.ravel(), out.ravel()  # views (a copy of x only when x is not contiguous)
+        value = None
         if k is not None:
             try:
-                append((k(flat_x, flat_out), out))
-                continue
+                value = k(flat_x, flat_out)
             except Exception:  # never a wrong answer: fall back to numpy
                 pass
-        append((ref(flat_x, flat_out), out))
-    return pairs
+        if value is None:
+            value = ref(flat_x, flat_out)
+        acc += value
+        outs.append(out)
+    return acc, dtype, outs
 
 
 def warmup():

@@ -184,17 +184,16 @@ def test_sum_each_is_the_float64_sum_of_the_kernels(name):
 
 
 @pytest.mark.parametrize("name", ["sumsq_double", "abssum_sign"])
-def test_fused_each_matches_fused_one_by_one(name):
-    xs = _mixed_arrays()
-    got = K.fused_each(name, xs, lambda x: np.empty(x.shape, x.dtype))
-    for x, pair in zip(xs, got):
-        if type(x) is not np.ndarray or x.dtype not in (np.float32, np.float64):
-            assert pair is None
-            continue
-        value, out = K.fused(name, x)
-        np.testing.assert_equal(pair[0], value)
-        np.testing.assert_array_equal(pair[1], out)
-        assert pair[1].shape == x.shape and pair[1].dtype == x.dtype
+def test_fused_sum_each_matches_fused_one_by_one(name):
+    floats = [x for x in _mixed_arrays() if type(x) is np.ndarray and x.dtype in (np.float32, np.float64)]
+    total, dtype, outs = K.fused_sum_each(name, floats, lambda x: np.empty(x.shape, x.dtype))
+    singles = [K.fused(name, x) for x in floats]
+    np.testing.assert_equal(total, sum(value for value, _ in singles))
+    assert dtype == np.float64
+    for x, out, (_, single) in zip(floats, outs, singles):
+        np.testing.assert_array_equal(out, single)
+        assert out.shape == x.shape and out.dtype == x.dtype
+    assert K.fused_sum_each(name, floats + [np.arange(2)], np.empty_like) is None
 
 
 def test_models_of_3_62_and_500_arrays_compile_nothing_new():

@@ -105,16 +105,17 @@ class Reduction:
 
     ``fused(x)`` gives ``(value, gradient at g = 1)`` in one pass where a kernel
     does that.  ``kernel`` (with ``finish`` applied to its float result) and
-    ``fused_each(xs)``, where given, run a whole list of arrays in one tight
-    loop: a model's parameters are often many small arrays, where per-call
-    overhead would cost as much as the kernel.
+    ``fused_total(xs) -> (Σ value as a float, result dtype, gradients at g = 1)``,
+    where given, run a whole list of float32/float64 arrays in one tight loop
+    (``None`` for anything else): a model's parameters are often many small
+    arrays, where per-call overhead would cost as much as the kernel.
     """
 
-    __slots__ = ("name", "value", "vjp", "plain_vjp", "fused", "kernel", "finish", "fused_each")
+    __slots__ = ("name", "value", "vjp", "plain_vjp", "fused", "kernel", "finish", "fused_total")
 
-    def __init__(self, name, value, vjp, plain_vjp, fused=None, kernel=None, finish=None, fused_each=None):
+    def __init__(self, name, value, vjp, plain_vjp, fused=None, kernel=None, finish=None, fused_total=None):
         self.name, self.value, self.vjp, self.plain_vjp = name, value, vjp, plain_vjp
-        self.fused, self.kernel, self.finish, self.fused_each = fused, kernel, finish, fused_each
+        self.fused, self.kernel, self.finish, self.fused_total = fused, kernel, finish, fused_total
 
     def __repr__(self):
         return f"<{self.name}>"
@@ -157,13 +158,12 @@ class Reduction:
         xs = list(xs)
         if self.fused is None:
             return self.total(xs, init), None
-        pairs = self._fused_pairs(xs)
+        if self.fused_total is not None and xs and not _parallel.splits(xs):
+            got = self.fused_total(xs)
+            if got is not None:
+                return init + got[1].type(got[0]), got[2]
+        pairs = _parallel.map_arrays(self.fused, xs)
         return _sum(xs, [v for v, _ in pairs], init), [grad for _, grad in pairs]
-
-    def _fused_pairs(self, xs):
-        if self.fused_each is not None and not _parallel.splits(xs):
-            return self.fused_each(xs)
-        return _parallel.map_arrays(self.fused, xs)
 
     def plain_vjps(self, g, xs, unit_grads=None):
         """``plain_vjp(g, x)`` for each plain array (from ``unit_grads`` when the forward made them)."""
@@ -241,41 +241,37 @@ def _sum_vjp(g, x):
     return out if dtype_of(out) == dtype_of(x) else cast(out, dtype_of(x))
 
 
-def _fused_each(kernel, one):
-    """``[one(x) for x in xs]`` (value and gradient at g = 1), float arrays through ``kernel`` in one loop."""
-
-    def each(xs):
-        pairs = _kernels.fused_each(kernel, xs, _fused_out)
-        return [one(x) if p is None else p for x, p in zip(xs, pairs)]
-
-    return each
+def _fused_total(kernel):
+    return lambda xs: _kernels.fused_sum_each(kernel, xs, _fused_out)
 
 
-def _norm_unit_each(xs):
-    """Norms and ``x / ||x||`` (the gradients at g = 1): the norms in one kernel loop, then one multiply each."""
-    out = []
-    for x, v in zip(xs, _kernels.reduce_each("sumsq", xs)):
-        if v is None or v == 0 or x.dtype.kind != "f":
-            out.append(_norm_unit(x))
-            continue
+def _norm_unit_total(xs):
+    """Σ ||x|| and the ``x / ||x||`` (the gradients at g = 1): the norms in one kernel loop, then one
+    multiply each; ``None`` unless every array is float32/float64 with a nonzero norm."""
+    norms = _kernels.reduce_each("sumsq", xs)
+    if None in norms or 0.0 in norms:
+        return None
+    acc, units = 0.0, []
+    for x, v in zip(xs, norms):
         n = math.sqrt(v)
-        out.append((n, np.multiply(x, x.dtype.type(1.0 / n), out=_fused_out(x))))
-    return out
+        acc += n
+        units.append(np.multiply(x, x.dtype.type(1.0 / n), out=_fused_out(x)))
+    return acc, np.result_type(*{x.dtype for x in xs}), units
 
 
 _KNOWN = {
     _reductions.sum: Reduction("sum", _sum_value, _sum_vjp, _plain_sum_vjp, kernel="sum"),
     _linalg.norm: Reduction(
         "norm", _linalg._norm_value, _norm_vjp, _plain_norm_vjp, _norm_unit,
-        kernel="sumsq", finish=math.sqrt, fused_each=_norm_unit_each,
+        kernel="sumsq", finish=math.sqrt, fused_total=_norm_unit_total,
     ),
     sumsq: Reduction(
         "sumsq", _sumsq, lambda g, x: _sumsq_vjp(g, None, x), _plain_sumsq_vjp, _sumsq_double,
-        kernel="sumsq", fused_each=_fused_each("sumsq_double", _sumsq_double),
+        kernel="sumsq", fused_total=_fused_total("sumsq_double"),
     ),
     abssum: Reduction(
         "abssum", _abssum, lambda g, x: _abssum_vjp(g, None, x), _plain_abssum_vjp, _abssum_sign,
-        kernel="abssum", fused_each=_fused_each("abssum_sign", _abssum_sign),
+        kernel="abssum", fused_total=_fused_total("abssum_sign"),
     ),
     maxabs: Reduction("maxabs", _maxabs, lambda g, x: _maxabs_vjp(g, maxabs(x), x), _plain_maxabs_vjp),
 }
@@ -317,13 +313,16 @@ def _scaled_reduction(c, r):
     def finish(v):
         return (v if r.finish is None else r.finish(v)) * c
 
-    def fused_each(xs):
-        return [(v * c, np.multiply(u, u.dtype.type(c), out=u)) for v, u in r.fused_each(xs)]
+    def fused_total(xs):
+        got = r.fused_total(xs)
+        if got is None:
+            return None
+        return got[0] * c, got[1], [np.multiply(u, u.dtype.type(c), out=u) for u in got[2]]
 
     return Reduction(
         f"{c}*{r.name}", lambda x: _back(r.value(x) * c, x), lambda g, x: r.vjp(multiply(g, c), x),
         lambda g, x: r.plain_vjp(g * c, x), fused if r.fused is not None else None,
-        r.kernel, finish, fused_each if r.fused_each is not None else None,
+        r.kernel, finish, fused_total if r.fused_total is not None else None,
     )
 
 
