@@ -245,18 +245,26 @@ def _fused_total(kernel):
     return lambda xs: _kernels.fused_sum_each(kernel, xs, _fused_out)
 
 
+_F64 = np.dtype(np.float64)
+
+
 def _norm_unit_total(xs):
     """Σ ||x|| and the ``x / ||x||`` (the gradients at g = 1): the norms in one kernel loop, then one
     multiply each; ``None`` unless every array is float32/float64 with a nonzero norm."""
     norms = _kernels.reduce_each("sumsq", xs)
     if None in norms or 0.0 in norms:
         return None
-    acc, units = 0.0, []
+    acc, dtype, units = 0.0, np.dtype(np.float32), []
     for x, v in zip(xs, norms):
         n = math.sqrt(v)
         acc += n
-        units.append(np.multiply(x, x.dtype.type(1.0 / n), out=_fused_out(x)))
-    return acc, np.result_type(*{x.dtype for x in xs}), units
+        if x.dtype == _F64:
+            dtype = _F64
+        if x.ndim and x.nbytes < _buffers.MIN_BYTES:  # small: numpy's allocator, one call
+            units.append(x * (1.0 / n))
+        else:
+            units.append(np.multiply(x, x.dtype.type(1.0 / n), out=_fused_out(x)))
+    return acc, dtype, units
 
 
 _KNOWN = {
