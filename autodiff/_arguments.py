@@ -88,6 +88,8 @@ def _as_float_hint(v):
 
 def _refuse_hidden_floats(arg, i, leaf):
     """An unregistered object visibly holding float arrays would lose its gradient."""
+    if not type(leaf).__dictoffset__:  # ints, strings, None, ufuncs...: no attributes to hide arrays in
+        return
     inner = getattr(leaf, "__dict__", None)
     if inner and not callable(leaf) and any(map(_holds_floats, inner.values())):
         path = next(p for p, x in leaves(arg, (i,)) if x is leaf)

@@ -186,7 +186,7 @@ def _scalar_output(out, tape):
             f"{_describe(plain)}. Reduce it to a scalar (e.g. `.sum()`), or use "
             "autodiff.jacobian / autodiff.vjp for non-scalar outputs"
         )
-    if np.result_type(plain).kind == "c":
+    if type(plain) is not float and _dtype(plain).kind == "c":
         raise TypeError(
             "grad: the function returned a complex scalar; grad needs a real one. "
             "Take `.real` or abs(...) of it, or use autodiff.vjp with a complex cotangent"
@@ -204,4 +204,10 @@ def _one_like(value):
     value = value_of(value)
     if isinstance(value, float):
         return 1.0
-    return np.result_type(value).type(1)
+    return _dtype(value).type(1)
+
+
+def _dtype(value):
+    """The dtype of a scalar output: read off numpy scalars and 0-d arrays, worked out for the rest."""
+    dtype = getattr(value, "dtype", None)
+    return dtype if dtype is not None else np.result_type(value)
