@@ -45,16 +45,18 @@ def trace_arguments(tape, args, argnums):
     new = list(args)
     for i in argnums:
         arg = args[i]
-        if is_differentiable(arg):  # a bare array or float: its own input, as in JAX
-            new[i] = record.bare[i] = new_input(tape, arg)
-            continue
-        _check_argument(arg, i)
+        if node_of(arg) is None:  # not a container
+            if is_differentiable(arg):  # a bare array or float: its own input, as in JAX
+                new[i] = record.bare[i] = new_input(tape, arg)
+                continue
+            _check_argument(arg, i)
         leaves, treedef = flatten(arg, (i,))
         traced = []
         for leaf in leaves:
             t = seen.get(id(leaf))
             if t is None:
-                if type(leaf) is np.ndarray and leaf.dtype.kind in "fc" or is_differentiable(leaf):
+                kind = type(leaf)
+                if kind is np.ndarray and leaf.dtype.kind in "fc" or kind not in _PLAIN and is_differentiable(leaf):
                     t = seen[id(leaf)] = new_input(tape, leaf)
                 else:
                     _refuse_hidden_floats(arg, i, leaf)
@@ -63,6 +65,9 @@ def trace_arguments(tape, args, argnums):
         new[i] = treedef.unflatten(traced)
         record.structures[i] = (leaves, traced, treedef)
     return new, record
+
+
+_PLAIN = frozenset((int, bool, str, type(None), np.ndarray))  # never differentiable leaves (float arrays aside)
 
 
 def _check_argument(x, i):
