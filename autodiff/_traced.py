@@ -110,8 +110,11 @@ def release(tape):
 
 def new_input(tape, value):
     """Put ``value`` on ``tape`` as an input and return its traced stand-in."""
-    if type(value) is np.ndarray and value.flags.writeable:
-        protect(tape, value)
+    if type(value) is np.ndarray and value.flags.writeable:  # protect(tape, value), unrolled for the usual case
+        value.setflags(write=False)
+        tape.protected.append(value)
+        if value.base is not None:
+            protect(tape, value.base)
     entries = tape.entries
     entries.append((None, (), (), value, (), None))  # an input keeps its value where outputs keep theirs
     return Traced(value, tape, len(entries) - 1, tape.level)
