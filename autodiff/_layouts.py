@@ -12,7 +12,8 @@ also check the leaves' types, since a leaf position may now hold a container.
 This is JAX's treedef cache, in Python.
 
 Structures with a container met twice (a tied layer object, or a cycle), or
-with more than ``MAX_NODES`` nodes, are not compiled.
+with more than ``MAX_NODES`` nodes, are not compiled; with ``AUTODIFF_LAYOUTS=0``
+in the environment nothing is (every walk is the generic one).
 
 >>> import numpy as np
 >>> layout = compile_layout({"w": np.ones(2), "b": [0.5, np.zeros(1)]})
@@ -23,9 +24,12 @@ with more than ``MAX_NODES`` nodes, are not compiled.
 True
 """
 
+import os
+
 from ._containers import node_of
 
 MAX_NODES = 5000
+ENABLED = os.environ.get("AUTODIFF_LAYOUTS", "1") != "0"
 
 
 class Layout:
@@ -97,6 +101,8 @@ def compile_layout(root, select=None):
     """
     from ._trees import walk_flatten
 
+    if not ENABLED:
+        return None
     plan = _describe(root, select)
     if plan is None:
         return None

@@ -2,6 +2,9 @@
 
 import collections
 import dataclasses
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -121,3 +124,13 @@ def test_ties_cycles_and_huge_structures_are_not_compiled():
     for _ in range(6000):
         deep = [deep]
     assert compile_layout(deep) is None
+
+
+def test_layouts_can_be_switched_off():
+    code = ("import numpy as np; from autodiff import _trees; m = {'w': np.ones(2)}\n"
+            "for _ in range(3): _trees.flatten(m)\n"
+            "print(len(_trees._layouts))")
+    for setting, compiled in (("0", "0"), ("1", "1")):
+        env = {**os.environ, "AUTODIFF_LAYOUTS": setting}
+        out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
+        assert out.stdout.strip() == compiled
