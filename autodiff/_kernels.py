@@ -218,6 +218,22 @@ def fused(name, x, *scalars, out=None):
     return REFERENCE[name](flat_x, *scalars, flat_out), out
 
 
+def runner(name):
+    """Kernel ``name`` for contiguous 1-D float32/float64 arrays (the caller checks), numpy if it is
+    unavailable or raises: the per-piece call of the two-thread paths, with no checks of its own."""
+    k, ref = kernel(name), REFERENCE[name]
+    if k is None:
+        return ref
+
+    def run_one(*arrays):
+        try:
+            return k(*arrays)
+        except Exception:  # never a wrong answer: fall back to numpy
+            return ref(*arrays)
+
+    return run_one
+
+
 def reduce_each(name, xs):
     """``[reduce(name, x) for x in xs]`` in one tight loop, ``None`` where ``x`` is not a float32/float64 array.
 

@@ -44,17 +44,52 @@ _nbytes = operator.attrgetter("nbytes")
 
 def map_arrays(fn, arrays):
     """``[fn(a) for a in arrays]``, with about half the bytes handled by a worker thread when it pays."""
-    if _threads == 1 or len(arrays) < 2 or sum(a.nbytes for a in arrays) < PARALLEL_BYTES:
+    if not splits(arrays):
         return [fn(a) for a in arrays]
     order = sorted(range(len(arrays)), key=lambda i: -arrays[i].nbytes)  # largest first
-    claim = itertools.count().__next__  # atomic under the GIL: each item is taken once
     results = [None] * len(arrays)
+
+    def run(k):
+        results[order[k]] = fn(arrays[order[k]])
+
+    _share(len(order), run)
+    return results
+
+
+CHUNK = 1 << 18  # elements per piece when arrays are cut up for two threads (1 MB of float32)
+
+
+def sum_pieces(fn, flats, outs=None):
+    """Per 1-D array in ``flats``: the sum of ``fn(piece)`` (``fn(piece, out piece)`` with ``outs``) over
+    its pieces of at most ``CHUNK`` elements, the pieces shared by the caller and the worker thread.
+
+    Pieces of one size balance the two threads better than whole arrays of very different sizes; each
+    array's pieces are added in order, so the result does not depend on which thread ran which piece.
+    """
+    pieces = [(i, start, min(start + CHUNK, f.size)) for i, f in enumerate(flats) for start in range(0, f.size, CHUNK)]
+    results = [0.0] * len(pieces)
+
+    def run(k):
+        i, start, stop = pieces[k]
+        part = flats[i][start:stop]
+        results[k] = fn(part) if outs is None else fn(part, outs[i][start:stop])
+
+    _share(len(pieces), run)
+    totals = [0.0] * len(flats)
+    for (i, _, _), value in zip(pieces, results):
+        totals[i] += value
+    return totals
+
+
+def _share(n, run):
+    """``run(k)`` for k in 0..n-1, each taken once, by the caller and (when it gets going) the worker."""
+    claim = itertools.count().__next__  # atomic under the GIL: each item is taken once
 
     def drain():
         for k in iter(claim, None):
-            if k >= len(order):
+            if k >= n:
                 return
-            results[order[k]] = fn(arrays[order[k]])
+            run(k)
 
     # Work sharing, not a fixed split: if the worker is slow to start (the other core is busy, or BLAS
     # threads are still spinning after a matmul), the caller simply takes its items too.
@@ -62,4 +97,3 @@ def map_arrays(fn, arrays):
     drain()
     if not future.cancel():  # it started: wait for the one item it may still be on
         future.result()
-    return results

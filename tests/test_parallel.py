@@ -100,3 +100,15 @@ def test_fused_forward_gradients_equal_the_generic_path_on_a_large_model(big_mod
     h1 = autodiff.grad(lambda m: total(autodiff.scaled(3.0, fast), m))(big_model) if name != "norm" else None
     if h1 is not None:  # a scaled fused reduction: the gradient at g = 1 is scaled too
         np.testing.assert_allclose(h1["c"], 3.0 * g1["c"], rtol=1e-6)
+
+
+def test_pieces_cover_every_element_once_and_add_up_per_array():
+    rng = np.random.default_rng(1)
+    flats = [rng.standard_normal(n).astype(np.float32) for n in (0, 5, _parallel.CHUNK, 2 * _parallel.CHUNK + 7)]
+    outs = [np.full(x.size, np.nan, np.float32) for x in flats]
+    sums = _parallel.sum_pieces(lambda piece, out: (np.multiply(piece, 2, out=out), float(piece.sum()))[1],
+                                flats, outs)
+    for x, out, total_ in zip(flats, outs, sums):
+        np.testing.assert_array_equal(out, 2 * x)  # every element written, by exactly the right piece
+        assert math.isclose(total_, float(x.astype(np.float64).sum()), rel_tol=1e-6, abs_tol=1e-6)
+    assert _parallel.sum_pieces(lambda piece: 1.0, flats) == [0.0, 1.0, 1.0, 3.0]  # pieces per array

@@ -111,11 +111,13 @@ class Reduction:
     arrays, where per-call overhead would cost as much as the kernel.
     """
 
-    __slots__ = ("name", "value", "vjp", "plain_vjp", "fused", "kernel", "finish", "fused_total")
+    __slots__ = ("name", "value", "vjp", "plain_vjp", "fused", "kernel", "finish", "fused_total", "fused_kernel")
 
-    def __init__(self, name, value, vjp, plain_vjp, fused=None, kernel=None, finish=None, fused_total=None):
+    def __init__(self, name, value, vjp, plain_vjp, fused=None, kernel=None, finish=None, fused_total=None,
+                 fused_kernel=None):
         self.name, self.value, self.vjp, self.plain_vjp = name, value, vjp, plain_vjp
         self.fused, self.kernel, self.finish, self.fused_total = fused, kernel, finish, fused_total
+        self.fused_kernel = fused_kernel  # the one-pass kernel behind fused_total, when there is one
 
     def __repr__(self):
         return f"<{self.name}>"
@@ -126,7 +128,9 @@ class Reduction:
         kernel = self.kernel
         if kernel is None:
             return None
-        if _parallel.splits(xs):
+        if _parallel.splits(xs) and _all_fast(xs):
+            raw = _parallel.sum_pieces(_kernels.runner(kernel), [x.ravel() for x in xs])
+        elif _parallel.splits(xs):
             raw = _parallel.map_arrays(lambda x: _kernels.reduce_each(kernel, (x,))[0], xs)
         else:
             raw = _kernels.reduce_each(kernel, xs)
@@ -162,6 +166,11 @@ class Reduction:
             got = self.fused_total(xs)
             if got is not None:
                 return init + got[1].type(got[0]), got[2]
+        if self.fused_kernel is not None and xs and _all_fast(xs):  # large: pieces shared by two threads
+            outs = [_fused_out(x) for x in xs]
+            values = _parallel.sum_pieces(_kernels.runner(self.fused_kernel), [x.ravel() for x in xs],
+                                          [out.reshape(-1) for out in outs])
+            return _sum(xs, values, init), outs
         pairs = _parallel.map_arrays(self.fused, xs)
         return _sum(xs, [v for v, _ in pairs], init), [grad for _, grad in pairs]
 
@@ -181,6 +190,11 @@ class Reduction:
 
 
 _KERNEL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64)))
+
+
+def _all_fast(xs):
+    """Every x a float32/float64 ndarray: the kernels take them all."""
+    return all(type(x) is np.ndarray and x.dtype in _KERNEL_DTYPES for x in xs)
 
 
 def _sum(xs, values, init):
@@ -275,11 +289,11 @@ _KNOWN = {
     ),
     sumsq: Reduction(
         "sumsq", _sumsq, lambda g, x: _sumsq_vjp(g, None, x), _plain_sumsq_vjp, _sumsq_double,
-        kernel="sumsq", fused_total=_fused_total("sumsq_double"),
+        kernel="sumsq", fused_total=_fused_total("sumsq_double"), fused_kernel="sumsq_double",
     ),
     abssum: Reduction(
         "abssum", _abssum, lambda g, x: _abssum_vjp(g, None, x), _plain_abssum_vjp, _abssum_sign,
-        kernel="abssum", fused_total=_fused_total("abssum_sign"),
+        kernel="abssum", fused_total=_fused_total("abssum_sign"), fused_kernel="abssum_sign",
     ),
     maxabs: Reduction("maxabs", _maxabs, lambda g, x: _maxabs_vjp(g, maxabs(x), x), _plain_maxabs_vjp),
 }
