@@ -13,6 +13,7 @@ still compiled) when it is not.  With numba missing, ``NUMBA_DISABLE_JIT`` set,
 that raises, the numpy reference runs instead, also accumulating in float64.
 """
 
+import functools
 import os
 import threading
 
@@ -218,20 +219,25 @@ def fused(name, x, *scalars, out=None):
     return REFERENCE[name](flat_x, *scalars, flat_out), out
 
 
-def runner(name):
-    """Kernel ``name`` for contiguous 1-D float32/float64 arrays (the caller checks), numpy if it is
-    unavailable or raises: the per-piece call of the two-thread paths, with no checks of its own."""
-    k, ref = kernel(name), REFERENCE[name]
-    if k is None:
-        return ref
-
-    def run_one(*arrays):
+def _call(k, ref, *arrays):
+    """The compiled kernel ``k`` on contiguous 1-D arrays, or its numpy reference if there is none or it raises."""
+    if k is not None:
         try:
             return k(*arrays)
         except Exception:  # never a wrong answer: fall back to numpy
-            return ref(*arrays)
+            pass
+    return ref(*arrays)
 
-    return run_one
+
+def _compiled_and_reference(name):
+    k = _compiled.get(name, False)
+    return (kernel(name) if k is False else k), REFERENCE[name]
+
+
+def runner(name):
+    """Kernel ``name`` for contiguous 1-D float32/float64 arrays (the caller checks), numpy if it is
+    unavailable or raises: the per-piece call of the two-thread paths, with no checks of its own."""
+    return functools.partial(_call, *_compiled_and_reference(name))
 
 
 def reduce_each(name, xs):
@@ -240,49 +246,21 @@ def reduce_each(name, xs):
     The hot loop of model-wide reductions over many small arrays, where the
     per-call checks of :func:`reduce` would cost as much as the kernel.
     """
-    k = _compiled.get(name, False)
-    if k is False:
-        k = kernel(name)
-    ref = REFERENCE[name]
-    out = []
-    append = out.append
-    for x in xs:
-        if type(x) is not np.ndarray or x.dtype not in _FAST:
-            append(None)
-            continue
-        flat_x = x.ravel()  # a view when x is contiguous, else a contiguous copy
-        if k is not None:
-            try:
-                append(k(flat_x))
-                continue
-            except Exception:  # never a wrong answer: fall back to numpy
-                pass
-        append(ref(flat_x))
-    return out
+    k, ref = _compiled_and_reference(name)
+    return [_call(k, ref, x.ravel()) if type(x) is np.ndarray and x.dtype in _FAST else None for x in xs]
 
 
 def sum_each(name, xs, finish=None):
     """``(Σ finish(reduce(name, x)), dtype)`` over float32/float64 arrays ``xs`` in one loop, summed in float64;
     ``dtype`` is float64 if any array is, else float32.  ``None`` if any ``x`` is not such an array."""
-    k = _compiled.get(name, False)
-    if k is False:
-        k = kernel(name)
-    ref = REFERENCE[name]
+    k, ref = _compiled_and_reference(name)
     acc, dtype = 0.0, _FAST[0]
     for x in xs:
         if type(x) is not np.ndarray or x.dtype not in _FAST:
             return None
         if x.dtype is not dtype and x.dtype == _FAST[1]:
             dtype = _FAST[1]
-        flat_x = x.ravel()
-        value = None
-        if k is not None:
-            try:
-                value = k(flat_x)
-            except Exception:  # never a wrong answer: fall back to numpy
-                pass
-        if value is None:
-            value = ref(flat_x)
+        value = _call(k, ref, x.ravel())  # ravel: a view when x is contiguous, else a contiguous copy
         acc += value if finish is None else finish(value)
     return acc, dtype
 
@@ -292,10 +270,7 @@ def fused_sum_each(name, xs, alloc):
     the values summed in float64, ``dtype`` float64 if any array is (else float32), and each gradient at
     g = 1 written into ``alloc(x)`` (a C-ordered array shaped like ``x``).  ``None`` if any ``x`` is not
     such an array."""
-    k = _compiled.get(name, False)
-    if k is False:
-        k = kernel(name)
-    ref = REFERENCE[name]
+    k, ref = _compiled_and_reference(name)
     acc, dtype, outs = 0.0, _FAST[0], []
     for x in xs:
         if type(x) is not np.ndarray or x.dtype not in _FAST:
@@ -303,16 +278,7 @@ def fused_sum_each(name, xs, alloc):
         if x.dtype is not dtype and x.dtype == _FAST[1]:
             dtype = _FAST[1]
         out = alloc(x)
-        flat_x, flat_out = x.ravel(), out.ravel()  # views (a copy of x only when x is not contiguous)
-        value = None
-        if k is not None:
-            try:
-                value = k(flat_x, flat_out)
-            except Exception:  # never a wrong answer: fall back to numpy
-                pass
-        if value is None:
-            value = ref(flat_x, flat_out)
-        acc += value
+        acc += _call(k, ref, x.ravel(), out.ravel())
         outs.append(out)
     return acc, dtype, outs
 

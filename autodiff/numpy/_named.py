@@ -128,12 +128,12 @@ class Reduction:
         kernel = self.kernel
         if kernel is None:
             return None
-        if _parallel.splits(xs) and _all_fast(xs):
-            raw = _parallel.sum_pieces(_kernels.runner(kernel), [x.ravel() for x in xs])
-        elif _parallel.splits(xs):
-            raw = _parallel.map_arrays(lambda x: _kernels.reduce_each(kernel, (x,))[0], xs)
-        else:
+        if not _parallel.splits(xs):
             raw = _kernels.reduce_each(kernel, xs)
+        elif _all_fast(xs):  # large: pieces shared by two threads
+            raw = _parallel.sum_pieces(_kernels.runner(kernel), [x.ravel() for x in xs])
+        else:
+            raw = _parallel.map_arrays(lambda x: _kernels.reduce_each(kernel, (x,))[0], xs)
         finish = self.finish
         return raw if finish is None else [v if v is None else finish(v) for v in raw]
 
