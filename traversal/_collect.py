@@ -83,22 +83,20 @@ def parameters(model, match=None):
 
 def _walk(model):
     """The generic walk: iterative, ties once, a cycle refused with its key path."""
-    found, seen = [], set()
-    visited, path = set(), []  # containers met, and those we are inside (checked only when one is met again)
+    return _readers.pick(_trainable_leaves(model))
+
+
+def _trainable_leaves(model):
+    """The leaves a walk into trainable children meets, in order (a tied container's once)."""
+    leaves, visited, path = [], set(), []  # containers met, and those we are inside (checked only when met again)
     getters = _getters
     stack = [model]
     pop, push = stack.pop, stack.extend
     while stack:
         x = pop()
         t = type(x)
-        if t is np.ndarray:
-            if x.dtype.kind in "fc" and id(x) not in seen:
-                seen.add(id(x))
-                found.append(x)
-        elif t is Traced:
-            if id(x) not in seen and isnumeric(x):
-                seen.add(id(x))
-                found.append(x)
+        if t is np.ndarray or t is Traced:
+            leaves.append(x)
         elif x is _EXIT:
             path.pop()
         else:
@@ -114,7 +112,7 @@ def _walk(model):
                 push(get(x))
             elif id(x) in path:  # met again while inside it: a cycle, not a tie
                 _refuse_cycle(model)
-    return found
+    return leaves
 
 
 _EXIT = object()  # on the stack after a container's children: leaving it

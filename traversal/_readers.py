@@ -30,14 +30,15 @@ def read(model):
     for layout in _readers.get(type(model), ()):
         got = layout.read(model)
         if got is not None:
-            found = _pick(got[0], layout.leaf_types)
+            found = pick(got[0], layout.leaf_types)
             if found is not None:
                 return found
     return None
 
 
-def _pick(values, leaf_types):
-    """Parameters among the leaf values, each once, in order; ``None`` if a leaf has an unexpected type."""
+def pick(values, leaf_types=None):
+    """Parameters among the leaf values, each once, in order.  With ``leaf_types``, ``None`` if a leaf that is
+    not an array has a type outside them (a compiled reader's leaf position now holds something else)."""
     found, seen = [], set()
     for v in values:
         t = type(v)
@@ -52,7 +53,7 @@ def _pick(values, leaf_types):
             if type(inner) is np.ndarray and inner.dtype.kind in "fc" and id(v) not in seen:  # isnumeric(v)
                 seen.add(id(v))
                 found.append(v)
-        elif t not in leaf_types:  # a container (or something new) where a leaf was: walk instead
+        elif leaf_types is not None and t not in leaf_types:  # a container (or something new) where a leaf was
             return None
     return found
 
