@@ -32,6 +32,43 @@ MAX_NODES = 5000
 ENABLED = os.environ.get("AUTODIFF_LAYOUTS", "1") != "0"
 
 
+class LayoutCache:
+    """Compiled layouts per root type, for one kind of walk.
+
+    A structure is compiled the second time a root of its type is walked generically; the newest
+    ``PER_TYPE`` layouts are kept, and no more than ``COMPILES_PER_TYPE`` are ever compiled for one type,
+    so a program that keeps passing new structures stops paying for compilation and just walks.
+    """
+
+    PER_TYPE = 4
+    COMPILES_PER_TYPE = 16
+
+    def __init__(self):
+        self._layouts, self._walks, self._compiles = {}, {}, {}
+
+    def get(self, cls):
+        """The layouts for roots of type ``cls``, newest first."""
+        return self._layouts.get(cls, ())
+
+    def learn(self, root, select=None):
+        """After a generic walk of ``root``: compile its structure if its type was walked before."""
+        cls = type(root)
+        self._walks[cls] = self._walks.get(cls, 0) + 1
+        if self._walks[cls] < 2 or self._compiles.get(cls, 0) >= self.COMPILES_PER_TYPE:
+            return
+        self._compiles[cls] = self._compiles.get(cls, 0) + 1
+        layout = compile_layout(root, select)
+        if layout is not None:
+            kept = self._layouts.setdefault(cls, [])
+            kept.insert(0, layout)
+            del kept[self.PER_TYPE:]
+
+    def clear(self):
+        self._layouts.clear()
+        self._walks.clear()
+        self._compiles.clear()
+
+
 class Layout:
     """A compiled structure: ``read(root) -> (leaves, containers in post-order)`` or ``None``.
 

@@ -7,7 +7,7 @@ A container met again on its own path is a cycle and raises with the key path.
 from itertools import islice
 
 from ._containers import _resolved, node_of, registry_version
-from ._layouts import Template, compile_layout
+from ._layouts import LayoutCache, Template
 
 
 def dotted(path):
@@ -149,34 +149,22 @@ def flatten(root, path=()):
     """
     if _layout_version[0] != registry_version():  # a type registered since: every layout may be wrong
         _forget_layouts()
-    for layout in _layouts.get(type(root), ()):
+    for layout in _layouts.get(type(root)):
         got = layout.read(root)
         if got is not None and layout.leaf_types.issuperset(map(type, got[0])):
             return got[0], TreeDef(layout.template, got[1])
     flat = walk_flatten(root, path)
-    _learn(root)
+    _layouts.learn(root)
     return flat
 
 
-_layouts = {}  # type(root) -> [Layout, ...], newest first
-_sightings = {}  # type(root) -> generic walks so far; a structure is compiled the second time
+_layouts = LayoutCache()
 _layout_version = [None]
 
 
 def _forget_layouts():
     _layouts.clear()
-    _sightings.clear()
     _layout_version[0] = registry_version()
-
-
-def _learn(root):
-    cls = type(root)
-    _sightings[cls] = _sightings.get(cls, 0) + 1
-    if _sightings[cls] >= 2:
-        layout = compile_layout(root)
-        if layout is not None:
-            _layouts.setdefault(cls, []).insert(0, layout)
-            del _layouts[cls][4:]
 
 
 def walk_flatten(root, path=()):

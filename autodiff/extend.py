@@ -16,7 +16,7 @@ module alone.
 
 from ._arguments import is_differentiable
 from ._containers import Node, fields_getter, node_of, register_container, register_leaf, registry_version
-from ._layouts import Layout, compile_layout
+from ._layouts import Layout, LayoutCache, compile_layout
 from ._primitive import Primitive, _rules, joint_rule, per_argument_rule
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, add_tangents, unthunk
 from ._traced import Traced, value_of
@@ -25,7 +25,7 @@ from ._via_ad import vjp_via_ad
 __all__ = [
     "primitive", "defvjp", "defvjp_joint", "Primitive", "Traced", "value_of",
     "is_differentiable", "register_container", "register_leaf", "node_of", "Node", "registry_version",
-    "fields_getter", "compile_layout", "Layout",
+    "fields_getter", "compile_layout", "Layout", "LayoutCache",
     "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents", "vjp_via_ad",
     "known_reduction",
 ]

@@ -26,7 +26,7 @@ def _flatten_compiled(root):
     """``flatten(root)`` once its structure has been compiled (and checked to have been)."""
     _trees.flatten(root)
     _trees.flatten(root)
-    assert any(layout.read(root) is not None for layout in _trees._layouts.get(type(root), ())), "not compiled"
+    assert any(layout.read(root) is not None for layout in _trees._layouts.get(type(root))), "not compiled"
     return _trees.flatten(root)
 
 
@@ -129,8 +129,18 @@ def test_ties_cycles_and_huge_structures_are_not_compiled():
 def test_layouts_can_be_switched_off():
     code = ("import numpy as np; from autodiff import _trees; m = {'w': np.ones(2)}\n"
             "for _ in range(3): _trees.flatten(m)\n"
-            "print(len(_trees._layouts))")
+            "print(len(_trees._layouts.get(dict)))")
     for setting, compiled in (("0", "0"), ("1", "1")):
         env = {**os.environ, "AUTODIFF_LAYOUTS": setting}
         out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
         assert out.stdout.strip() == compiled
+
+
+def test_a_stream_of_new_structures_stops_compiling():
+    models = [{f"k{j}": np.ones(1) for j in range(n + 1)} for n in range(40)]
+    for _ in range(3):
+        for model in models:
+            leaves, treedef = _trees.flatten(model)
+            assert leaves == list(model.values()) and treedef.unflatten(leaves) == model
+    assert _trees._layouts._compiles[dict] == _trees.LayoutCache.COMPILES_PER_TYPE
+    assert len(_trees._layouts.get(dict)) == _trees.LayoutCache.PER_TYPE

@@ -9,25 +9,21 @@ back to the generic walk, which compiles the new structure in turn.
 
 import numpy as np
 
-from autodiff.extend import Traced, compile_layout
+from autodiff.extend import LayoutCache, Traced
 
 from ._trainable import trainable
 
-READERS_PER_TYPE = 4
-
-_readers = {}  # type(root) -> [Layout, ...], newest first
-_sightings = {}  # type(root) -> generic walks seen; a structure is compiled the second time
+_readers = LayoutCache()
 
 
 def clear():
     """Forget every reader (the container or trainable registry changed)."""
     _readers.clear()
-    _sightings.clear()
 
 
 def read(model):
     """The distinct trainable arrays of ``model`` from a compiled reader, or ``None`` if none fits."""
-    for layout in _readers.get(type(model), ()):
+    for layout in _readers.get(type(model)):
         got = layout.read(model)
         if got is not None:
             found = pick(got[0], layout.leaf_types)
@@ -59,13 +55,6 @@ def pick(values, leaf_types=None):
 
 
 def learn(model, is_customised):
-    """After a generic walk: compile ``model``'s structure if its type has been walked before."""
-    cls = type(model)
-    _sightings[cls] = _sightings.get(cls, 0) + 1
-    if _sightings[cls] < 2:
-        return
-    layout = compile_layout(model, lambda c: trainable if is_customised(c) else None)
-    if layout is not None:
-        readers = _readers.setdefault(cls, [])
-        readers.insert(0, layout)
-        del readers[READERS_PER_TYPE:]
+    """After a generic walk: compile ``model``'s structure (reading only trainable children) if its type
+    has been walked before."""
+    _readers.learn(model, lambda cls: trainable if is_customised(cls) else None)
