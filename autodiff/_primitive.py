@@ -118,7 +118,7 @@ def joint_rule(joint):
 
     def rule(g, argnums, ans, args, kwargs):
         cts = joint(g, ans, *args, **kwargs)
-        kept = _Kept(cts[i] for i in argnums)
+        kept = _Kept([cts[i] for i in argnums])
         kept.all, kept.argnums = cts, argnums  # so autodiff.trace can show the dropped ones
         return kept
 

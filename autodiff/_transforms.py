@@ -166,6 +166,8 @@ def grad(f, argnums=0, has_aux=False):
 
 
 def _argnums(argnums, nargs):
+    if argnums == 0 and type(argnums) is int and nargs:  # the usual case
+        return (0,)
     nums = tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
     for n in nums:
         if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n < nargs:

@@ -203,7 +203,7 @@ def _known_forward(spec, init, *params):
 
 
 def _known_pullback(g, ans, spec, init, *params):
-    if type(g) is not Traced and not any(type(p) is Traced for p in params):
+    if type(g) is not Traced and Traced not in map(type, params):
         unit, spec.unit_grads = spec.unit_grads, None  # handed out once; a second call recomputes
         return [None, g, *spec.known.plain_vjps(g, params, unit)]
     return [None, g, *(Thunk(lambda p=p: spec.known.pullback(g, p)) for p in params)]
