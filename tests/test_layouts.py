@@ -144,3 +144,30 @@ def test_a_stream_of_new_structures_stops_compiling():
             assert leaves == list(model.values()) and treedef.unflatten(leaves) == model
     assert _trees._layouts._compiles[dict] == _trees.LayoutCache.COMPILES_PER_TYPE
     assert len(_trees._layouts.get(dict)) == _trees.LayoutCache.PER_TYPE
+
+
+def test_second_order_through_compiled_layouts_matches_generic_walks(monkeypatch):
+    from autodiff import _layouts
+    from traversal import total
+
+    def loss(m):
+        h = autodiff.numpy.tanh(m["layers"][0].weight @ np.ones(2) + m["layers"][0].bias)
+        return autodiff.numpy.sum(h ** 2) + m["scale"] * autodiff.numpy.sum(m["layers"][1].weight ** 2)
+
+    penalty = autodiff.grad(lambda m: loss(m) + total(autodiff.sumsq, autodiff.grad(loss)(m)))
+    rng = np.random.default_rng(5)
+    model = {"layers": [Dense(rng.standard_normal((3, 2)), rng.standard_normal(3)),
+                        Dense(rng.standard_normal((2, 2)), np.zeros(2))], "scale": 0.5}
+    monkeypatch.setattr(_layouts, "ENABLED", False)
+    first = penalty(model)  # every walk generic
+    penalty(model)
+    assert not _trees._layouts.get(dict)
+    monkeypatch.setattr(_layouts, "ENABLED", True)
+    _trees._forget_layouts()
+    for _ in range(3):
+        again = penalty(model)  # later calls read compiled layouts, outer and inner
+    assert len(_trees._layouts.get(dict)) == 2, "the plain and the traced model should both have compiled"
+    np.testing.assert_array_equal(first["layers"][0].weight, again["layers"][0].weight)
+    np.testing.assert_array_equal(first["layers"][0].bias, again["layers"][0].bias)
+    np.testing.assert_array_equal(first["layers"][1].weight, again["layers"][1].weight)
+    assert first["scale"] == again["scale"] and first["layers"][1].bias is None
