@@ -17,8 +17,8 @@ def backward(tape, seeds):
     entries = tape.entries
     cts = [None] * len(entries)
     for index, ct in seeds.items():
-        cts[index] = add_tangents(cts[index], ct)
-    for i in range(max(seeds, default=-1), -1, -1):
+        cts[index] = ct if cts[index] is None else add_tangents(cts[index], ct)
+    for i in range(max(seeds) if seeds else -1, -1, -1):
         g = cts[i]
         if g is None:
             continue

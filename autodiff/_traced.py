@@ -61,7 +61,7 @@ class open_tape:
         level = current_level() + 1
         _state.level = level
         self.tape = Tape(level)
-        tracer = getattr(_state, "tracer", None)
+        tracer = _state.__dict__.get("tracer")  # this thread's; no AttributeError raised and caught when unset
         if tracer is not None:
             tracer.tapes.append(self.tape)
         return self.tape

@@ -126,8 +126,9 @@ def value_and_grad(f, argnums=0, has_aux=False):
             out, aux = _split_aux(f(*traced, **kwargs), has_aux, "grad")
         try:
             value, index = _scalar_output(out, tape)
-            cts = [None] * len(tape.entries)
-            if index is not None:
+            if index is None:  # the output does not depend on the arguments
+                cts = [None] * len(tape.entries)
+            else:
                 cts = backward(tape, {index: _one_like(value)})
             grads = [gradient_of(args[i], i, record, cts) for i in nums]
         finally:
