@@ -18,16 +18,19 @@ class Node:
 
     ``fields`` names the attributes of a dataclass node (its children, in
     order), so fast walkers can read them with ``fields_getter``; ``None`` for
-    any other node.
+    any other node.  ``copies_dict`` says its ``rebuild`` is "a new instance
+    with the old ``__dict__``, the fields replaced", which compiled layouts
+    write out inline.
     """
 
-    __slots__ = ("children", "rebuild", "tangent", "fields")
+    __slots__ = ("children", "rebuild", "tangent", "fields", "copies_dict")
 
-    def __init__(self, children, rebuild, tangent, fields=None):
+    def __init__(self, children, rebuild, tangent, fields=None, copies_dict=False):
         self.children = children
         self.rebuild = rebuild
         self.tangent = tangent
         self.fields = fields
+        self.copies_dict = copies_dict
 
 
 def _seq_children(x):
@@ -70,7 +73,7 @@ def _dataclass_node(cls):
     def tangent(x, keys, values):
         return Tangent(cls, zip(names, values))
 
-    return Node(children, rebuild, tangent, names)
+    return Node(children, rebuild, tangent, names, copies_dict=has_dict)
 
 
 def fields_getter(names):

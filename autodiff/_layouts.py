@@ -27,6 +27,7 @@ True
 import os
 
 from ._containers import node_of
+from ._tangents import tangent_of
 
 MAX_NODES = 5000
 ENABLED = os.environ.get("AUTODIFF_LAYOUTS", "1") != "0"
@@ -113,18 +114,26 @@ def _builder(ops, kind):
         k = n_containers
         n_containers += 1
         listed = f"[{', '.join(kids)}]"
-        if kind == "rebuild":
+        if kind == "rebuild" and node.copies_dict:  # a dataclass: a new instance, the old __dict__, new fields
+            lines.append(f"cls = type(c[{k}]); r{k} = cls.__new__(cls); state = r{k}.__dict__")
+            lines.append(f"state.update(c[{k}].__dict__)")
+            lines.extend(f"state[{name!r}] = {kid}" for name, kid in zip(node.fields, kids))
+        elif kind == "rebuild":
             constants[f"F{k}"] = node.rebuild
             lines.append(f"r{k} = F{k}(c[{k}], {listed})")
         else:  # a tangent whose children are all None is None itself
-            constants[f"F{k}"], constants[f"K{k}"] = node.tangent, keys
             empty = " and ".join(f"{kid} is None" for kid in kids) or "True"
-            lines.append(f"r{k} = None if {empty} else F{k}(c[{k}], K{k}, {listed})")
+            if node.fields is not None:  # a dataclass's Tangent, its fields written out
+                fields = ", ".join(f"{name!r}: {kid}" for name, kid in zip(node.fields, kids))
+                lines.append(f"r{k} = None if {empty} else tangent_of(type(c[{k}]), {{{fields}}})")
+            else:
+                constants[f"F{k}"], constants[f"K{k}"] = node.tangent, keys
+                lines.append(f"r{k} = None if {empty} else F{k}(c[{k}], K{k}, {listed})")
         stack.append(f"r{k}")
     unpack = [f"{''.join(f'l{j}, ' for j in range(n_leaves))}= l"] if n_leaves else []
     body = "\n".join("    " + line for line in unpack + lines)
     source = f"def build(c, l):\n{body}\n    return {stack[0]}\n"
-    namespace = dict(constants)
+    namespace = dict(constants, tangent_of=tangent_of)
     exec(compile(source, f"<autodiff {kind}>", "exec"), namespace)  # noqa: S102 (our own generated code)
     return namespace["build"]
 

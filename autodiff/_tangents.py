@@ -149,6 +149,15 @@ class Tangent:
 _set_primal_type = Tangent.__dict__["primal_type"].__set__  # the slots' own setters: no __setattr__ detour
 _set_fields = Tangent.__dict__["fields"].__set__
 
+
+def tangent_of(primal_type, fields):
+    """``Tangent(primal_type, fields)`` that keeps ``fields`` (a fresh dict nobody else holds) without copying it."""
+    tangent = object.__new__(Tangent)
+    _set_primal_type(tangent, primal_type)
+    _set_fields(tangent, fields)
+    return tangent
+
+
 def _same(a, b):
     if a is None or b is None:
         return a is b
