@@ -26,7 +26,7 @@ True
 
 import os
 
-from ._containers import node_of
+from ._containers import node_of, registry_version
 from ._tangents import tangent_of
 
 MAX_NODES = 5000
@@ -39,16 +39,22 @@ class LayoutCache:
     A structure is compiled the second time a root of its type is walked generically; the newest
     ``PER_TYPE`` layouts are kept, and no more than ``COMPILES_PER_TYPE`` are ever compiled for one type,
     so a program that keeps passing new structures stops paying for compilation and just walks.
+    ``version()`` names the registrations the layouts depend on (the container registry by default).
     """
 
     PER_TYPE = 4
     COMPILES_PER_TYPE = 16
 
-    def __init__(self):
+    def __init__(self, version=registry_version):
         self._layouts, self._walks, self._compiles = {}, {}, {}
+        self._version, self._seen_version = version, None
 
     def get(self, cls):
-        """The layouts for roots of type ``cls``, newest first."""
+        """The layouts for roots of type ``cls``, newest first; none at all once ``version()`` has changed
+        (a type was registered since, so any layout may be wrong)."""
+        if self._version() != self._seen_version:
+            self.clear()
+            self._seen_version = self._version()
         return self._layouts.get(cls, ())
 
     def learn(self, root, select=None):

@@ -6,7 +6,7 @@ A container met again on its own path is a cycle and raises with the key path.
 
 from itertools import islice
 
-from ._containers import _resolved, node_of, registry_version
+from ._containers import _resolved, node_of
 from ._layouts import LayoutCache, Template
 
 
@@ -147,8 +147,6 @@ def flatten(root, path=()):
 
     A structure flattened before is read by its compiled :mod:`layout <autodiff._layouts>`.
     """
-    if _layout_version[0] != registry_version():  # a type registered since: every layout may be wrong
-        _forget_layouts()
     for layout in _layouts.get(type(root)):
         got = layout.read(root)
         if got is not None and layout.leaf_types.issuperset(map(type, got[0])):
@@ -159,12 +157,6 @@ def flatten(root, path=()):
 
 
 _layouts = LayoutCache()
-_layout_version = [None]
-
-
-def _forget_layouts():
-    _layouts.clear()
-    _layout_version[0] = registry_version()
 
 
 def walk_flatten(root, path=()):

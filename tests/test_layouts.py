@@ -17,9 +17,9 @@ from autodiff.extend import compile_layout, register_container
 
 @pytest.fixture(autouse=True)
 def _fresh_layouts():
-    _trees._forget_layouts()
+    _trees._layouts.clear()
     yield
-    _trees._forget_layouts()
+    _trees._layouts.clear()
 
 
 def _flatten_compiled(root):
@@ -163,7 +163,7 @@ def test_second_order_through_compiled_layouts_matches_generic_walks(monkeypatch
     penalty(model)
     assert not _trees._layouts.get(dict)
     monkeypatch.setattr(_layouts, "ENABLED", True)
-    _trees._forget_layouts()
+    _trees._layouts.clear()
     for _ in range(3):
         again = penalty(model)  # later calls read compiled layouts, outer and inner
     assert len(_trees._layouts.get(dict)) == 2, "the plain and the traced model should both have compiled"

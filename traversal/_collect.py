@@ -25,7 +25,6 @@ def _refresh():
     if size != _registry_size[0]:
         _customised.clear()
         _getters.clear()
-        _readers.clear()
         _registry_size[0] = size
 
 

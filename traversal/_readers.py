@@ -9,15 +9,15 @@ back to the generic walk, which compiles the new structure in turn.
 
 import numpy as np
 
-from autodiff.extend import LayoutCache, Traced
+from autodiff.extend import LayoutCache, Traced, registry_version
 
 from ._trainable import trainable
 
-_readers = LayoutCache()
+_readers = LayoutCache(version=lambda: (len(trainable.registry), registry_version()))
 
 
 def clear():
-    """Forget every reader (the container or trainable registry changed)."""
+    """Forget every reader."""
     _readers.clear()
 
 
