@@ -166,6 +166,12 @@ def flat(x):
 
 
 _FAST = (np.dtype(np.float32), np.dtype(np.float64))
+FAST_DTYPES = frozenset(_FAST)  # the dtypes the kernels take; anything else runs the numpy reference
+
+
+def all_fast(xs):
+    """Every ``x`` a float32/float64 ndarray, so the kernels take them all."""
+    return all(type(x) is np.ndarray and x.dtype in _FAST for x in xs)
 
 
 def reduce(name, x):

@@ -52,9 +52,10 @@ class LayoutCache:
     def get(self, cls):
         """The layouts for roots of type ``cls``, newest first; none at all once ``version()`` has changed
         (a type was registered since, so any layout may be wrong)."""
-        if self._version() != self._seen_version:
+        version = self._version()
+        if version != self._seen_version:
             self.clear()
-            self._seen_version = self._version()
+            self._seen_version = version
         return self._layouts.get(cls, ())
 
     def learn(self, root, select=None):

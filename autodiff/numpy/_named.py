@@ -108,7 +108,9 @@ class Reduction:
     ``fused_total(xs) -> (Σ value as a float, result dtype, gradients at g = 1)``,
     where given, run a whole list of float32/float64 arrays in one tight loop
     (``None`` for anything else): a model's parameters are often many small
-    arrays, where per-call overhead would cost as much as the kernel.
+    arrays, where per-call overhead would cost as much as the kernel.  A
+    ``fused_kernel`` (one pass: value, and gradient at g = 1 into a buffer)
+    gives ``fused_total`` by itself, and runs large models in pieces on two threads.
     """
 
     __slots__ = ("name", "value", "vjp", "plain_vjp", "fused", "kernel", "finish", "fused_total", "fused_kernel")
@@ -116,8 +118,10 @@ class Reduction:
     def __init__(self, name, value, vjp, plain_vjp, fused=None, kernel=None, finish=None, fused_total=None,
                  fused_kernel=None):
         self.name, self.value, self.vjp, self.plain_vjp = name, value, vjp, plain_vjp
-        self.fused, self.kernel, self.finish, self.fused_total = fused, kernel, finish, fused_total
-        self.fused_kernel = fused_kernel  # the one-pass kernel behind fused_total, when there is one
+        self.fused, self.kernel, self.finish, self.fused_kernel = fused, kernel, finish, fused_kernel
+        if fused_total is None and fused_kernel is not None:  # the one-pass kernel, over every array in one loop
+            fused_total = _fused_total(fused_kernel)
+        self.fused_total = fused_total
 
     def __repr__(self):
         return f"<{self.name}>"
@@ -130,7 +134,7 @@ class Reduction:
             return None
         if not _parallel.splits(xs):
             raw = _kernels.reduce_each(kernel, xs)
-        elif _all_fast(xs):  # large: pieces shared by two threads
+        elif _kernels.all_fast(xs):  # large: pieces shared by two threads
             raw = _parallel.sum_pieces(_kernels.runner(kernel), [x.ravel() for x in xs])
         else:
             raw = _parallel.map_arrays(lambda x: _kernels.reduce_each(kernel, (x,))[0], xs)
@@ -166,7 +170,7 @@ class Reduction:
             got = self.fused_total(xs)
             if got is not None:
                 return init + got[1].type(got[0]), got[2]
-        if self.fused_kernel is not None and xs and _all_fast(xs):  # large: pieces shared by two threads
+        if self.fused_kernel is not None and xs and _kernels.all_fast(xs):  # large: pieces shared by two threads
             outs = [_fused_out(x) for x in xs]
             values = _parallel.sum_pieces(_kernels.runner(self.fused_kernel), [x.ravel() for x in xs],
                                           [out.reshape(-1) for out in outs])
@@ -189,19 +193,11 @@ class Reduction:
         return self.plain_vjp(g, x)
 
 
-_KERNEL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64)))
-
-
-def _all_fast(xs):
-    """Every x a float32/float64 ndarray: the kernels take them all."""
-    return all(type(x) is np.ndarray and x.dtype in _KERNEL_DTYPES for x in xs)
-
-
 def _sum(xs, values, init):
     """``init + Σ values`` in the arrays' result dtype.  When every array is float32/float64, the values
     are the kernels' float64 results: summed as floats and rounded once, not converted one by one."""
     dtypes = {x.dtype for x in xs}
-    if not xs or not dtypes <= _KERNEL_DTYPES:
+    if not xs or not dtypes <= _kernels.FAST_DTYPES:
         return sum((_back(v, x) for v, x in zip(values, xs)), init)
     dtype = dtypes.pop() if len(dtypes) == 1 else np.result_type(*dtypes)
     return init + dtype.type(sum(values))
@@ -289,11 +285,11 @@ _KNOWN = {
     ),
     sumsq: Reduction(
         "sumsq", _sumsq, lambda g, x: _sumsq_vjp(g, None, x), _plain_sumsq_vjp, _sumsq_double,
-        kernel="sumsq", fused_total=_fused_total("sumsq_double"), fused_kernel="sumsq_double",
+        kernel="sumsq", fused_kernel="sumsq_double",
     ),
     abssum: Reduction(
         "abssum", _abssum, lambda g, x: _abssum_vjp(g, None, x), _plain_abssum_vjp, _abssum_sign,
-        kernel="abssum", fused_total=_fused_total("abssum_sign"), fused_kernel="abssum_sign",
+        kernel="abssum", fused_kernel="abssum_sign",
     ),
     maxabs: Reduction("maxabs", _maxabs, lambda g, x: _maxabs_vjp(g, maxabs(x), x), _plain_maxabs_vjp),
 }
