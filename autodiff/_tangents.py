@@ -5,6 +5,8 @@
 structural tangent of an object other than a builtin container.
 """
 
+from collections.abc import Mapping
+
 import numpy as np
 
 
@@ -89,20 +91,28 @@ def unthunk(x):
     return x() if type(x) is Thunk else x
 
 
-class Tangent:
-    """The structural tangent of an object of type ``primal_type``.
+class Tangent(Mapping):
+    """The structural tangent of an object of type ``primal_type``: a read-only mapping of its fields.
 
-    Fields are read as attributes or by key; absent fields are ``None``.
+    Fields are read as attributes or by key; absent fields are ``None``.  As a
+    ``Mapping`` it has ``keys``, ``items``, ``values``, ``len``, ``in`` and
+    ``dict(g)`` (a field named like one of those methods is read by key).
+    Tangents of one primal type form a vector space, leaf by leaf: ``c * g``,
+    ``g * c``, ``g / c``, ``-g``, ``g + h``, ``g - h``.  ``None`` means zero, so
+    it stays ``None`` under scaling and ``None + x`` is ``x``.
 
     >>> import collections
     >>> g = Tangent(collections.Counter, {"weight": 1.0, "bias": None})
-    >>> g.weight, g["bias"]
-    (1.0, None)
+    >>> g.weight, g["bias"], dict(g), len(g), "weight" in g
+    (1.0, None, {'weight': 1.0, 'bias': None}, 2, True)
     >>> g
     Tangent[Counter](weight=1.0, bias=None)
+    >>> 2 * g - g / 2
+    Tangent[Counter](weight=1.5, bias=None)
     """
 
     __slots__ = ("primal_type", "fields")
+    __array_ufunc__ = None  # numpy scalars defer to our operators: np.float32(0.5) * g scales g
 
     def __init__(self, primal_type, fields):
         _set_primal_type(self, primal_type)
@@ -126,6 +136,9 @@ class Tangent:
     def __iter__(self):
         return iter(self.fields)
 
+    def __len__(self):
+        return len(self.fields)
+
     def __eq__(self, other):
         return (
             type(other) is Tangent
@@ -137,13 +150,39 @@ class Tangent:
     __hash__ = None
 
     def __add__(self, other):
-        return add_tangents(self, other)
+        return _algebra().add(self, other, "+")
 
-    __radd__ = __add__
+    def __radd__(self, other):
+        return _algebra().add(other, self, "+")
+
+    def __sub__(self, other):
+        return _algebra().add(self, _algebra().negate(other, "-"), "-")
+
+    def __rsub__(self, other):
+        return _algebra().add(other, _algebra().negate(self, "-"), "-")
+
+    def __neg__(self):
+        return _algebra().negate(self, "-")
+
+    def __mul__(self, c):
+        return _algebra().scale(self, c, "*", lambda x: x * c)
+
+    def __rmul__(self, c):
+        return _algebra().scale(self, c, "*", lambda x: c * x)
+
+    def __truediv__(self, c):
+        return _algebra().scale(self, c, "/", lambda x: x / c)
 
     def __repr__(self):
         body = ", ".join(f"{k}={v!r}" for k, v in self.fields.items())
         return f"Tangent[{self.primal_type.__name__}]({body})"
+
+
+def _algebra():
+    """The arithmetic module, imported on first use: it walks trees, and the tree walkers import this module."""
+    from . import _tangent_algebra
+
+    return _tangent_algebra
 
 
 _set_primal_type = Tangent.__dict__["primal_type"].__set__  # the slots' own setters: no __setattr__ detour
