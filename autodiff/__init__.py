@@ -8,7 +8,8 @@
 
 from . import numpy  # noqa: F401  (installs array behaviour on traced values)
 from ._gradcheck import GradcheckError, gradcheck
-from ._higher import hessian, hvp, jacobian, jvp
+from ._higher import hvp, jvp
+from ._jacobian import hessian, jacobian
 from ._kernels import warmup
 from ._show import show, ties
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk

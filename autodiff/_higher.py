@@ -1,53 +1,43 @@
-"""Transforms built on vjp: jvp, jacobian, hessian and hvp."""
+"""Products with a direction, built on vjp: ``jvp`` (``J v``) and ``hvp`` (``H v``).
 
-import numpy as np
+Primals are a tuple of positional arguments, or one bare argument (a model,
+an array) with its tangent.  Tangents mirror the primals and are checked leaf
+by leaf: structure, shape and dtype, and one direction per tied array
+(:mod:`autodiff._directions`).
+"""
 
-from . import numpy as anp
 from ._arguments import is_differentiable, zeros_like_primal
-from ._transforms import _argnums, grad, vjp
-from ._trees import leaves, rebuild_node, transform
-from .numpy._broadcast import dtype_of, shape_of
+from ._directions import Variables, as_arguments
+from ._transforms import grad, vjp
+from ._trees import rebuild_node, transform
 
 
 def jvp(f, primals, tangents):
     """Forward-mode product ``J v`` by the double-vjp trick; returns ``(out, J v)``.
 
     The pullback ``u -> J^T u`` is linear in ``u``, so pulling ``v`` back
-    through it once more gives ``J v``.  ``tangents`` mirrors ``primals``.
+    through it once more gives ``J v``.  ``tangents`` mirrors ``primals``
+    (``None`` for a zero subtree); ``jvp(f, m, v)`` is ``jvp(f, (m,), (v,))``.
 
+    >>> import numpy as np
     >>> import autodiff.numpy as anp
     >>> out, tangent = jvp(anp.sin, (0.0,), (3.0,))
     >>> float(out), float(tangent)
     (0.0, 3.0)
+    >>> jvp(lambda p: p["w"] * p["s"], {"w": np.ones(2), "s": 2.0}, {"w": np.ones(2), "s": None})[1]
+    array([2., 2.])
     """
-    primals, tangents = tuple(primals), tuple(tangents)
-    flat, rebuild = _flatten_differentiable(primals)
-    directions = _matching_leaves(tangents, primals)
+    primals, tangents, bare = as_arguments("jvp", primals, tangents)
+    variables = Variables(primals)
+    directions = variables.directions("jvp", tangents, bare)
 
     def f_flat(*xs):
-        return f(*rebuild(xs))
+        return f(*variables.substitute(xs))
 
-    out, pullback = vjp(f_flat, *flat)
+    out, pullback = vjp(f_flat, *variables.leaves)
     _, pull_twice = vjp(pullback, _zeros_like_tree(out))
+    directions = [zeros_like_primal(x) if d is None else d for x, d in zip(variables.leaves, directions)]
     return out, pull_twice(tuple(directions))[0]
-
-
-def _flatten_differentiable(tree):
-    """The differentiable leaves of ``tree`` by position, and a function putting new ones back."""
-    flat = [leaf for _, leaf in leaves(tree) if is_differentiable(leaf)]
-
-    def rebuild(xs):
-        it = iter(xs)
-        return transform(tree, lambda p, leaf: next(it) if is_differentiable(leaf) else leaf, rebuild_node)
-
-    return flat, rebuild
-
-
-def _matching_leaves(tangents, primals):
-    pairs = list(zip(leaves(primals), leaves(tangents)))
-    if len(leaves(primals)) != len(pairs) or len(leaves(tangents)) != len(pairs):
-        raise ValueError("jvp: tangents must have the same structure as primals")
-    return [t for (_, p), (_, t) in pairs if is_differentiable(p)]
 
 
 def _zeros_like_tree(x):
@@ -57,69 +47,25 @@ def _zeros_like_tree(x):
     return transform(x, leaf_fn, rebuild_node)
 
 
-def jacobian(f, argnums=0):
-    """Jacobian of ``f`` by reverse mode: shape ``out.shape + x.shape``.
-
-    >>> import numpy as np
-    >>> import autodiff.numpy as anp
-    >>> jacobian(lambda x: x ** 2)(np.array([1.0, 2.0]))
-    array([[2., 0.],
-           [0., 4.]])
-    """
-
-    def jacobian_f(*args):
-        nums = _argnums(argnums, len(args))
-        rows = [_jacobian_one(f, args, n) for n in nums]
-        return tuple(rows) if isinstance(argnums, (tuple, list)) else rows[0]
-
-    return jacobian_f
-
-
-def _jacobian_one(f, args, n):
-    def f_n(x):
-        return f(*args[:n], x, *args[n + 1:])
-
-    out, pullback = vjp(f_n, args[n])
-    out_shape, in_shape = shape_of(out), shape_of(args[n])
-    size = int(np.prod(out_shape))
-    basis = np.eye(size, dtype=dtype_of(out)).reshape((size,) + out_shape)
-    rows = [pullback(basis[k])[0] for k in range(size)]
-    if not rows:
-        return np.zeros(out_shape + in_shape, dtype_of(args[n]))
-    return anp.reshape(anp.stack(rows), out_shape + in_shape)
-
-
-def hessian(f, argnums=0):
-    """Hessian of a scalar ``f``: the Jacobian of its gradient.
-
-    >>> import numpy as np
-    >>> hessian(lambda x: (x ** 3).sum())(np.array([1.0, 2.0]))
-    array([[ 6.,  0.],
-           [ 0., 12.]])
-    """
-    return jacobian(grad(f, argnums), argnums)
-
-
 def hvp(f, primals, tangents):
     """Hessian-vector product ``H v`` (reverse over reverse), in the structure of the primals.
+
+    A tuple of primals gives a tuple, one gradient-shaped result per primal; a
+    bare primal gives one: ``hvp(f, m, v)`` is ``hvp(f, (m,), (v,))[0]``.
 
     >>> import numpy as np
     >>> hvp(lambda x: (x ** 3).sum(), (np.array([1.0, 2.0]),), (np.array([1.0, 1.0]),))
     (array([ 6., 12.]),)
+    >>> hvp(lambda p: (p["a"] ** 3).sum(), {"a": np.array([1.0, 2.0])}, {"a": np.ones(2)})
+    {'a': array([ 6., 12.])}
     """
-    primals, tangents = tuple(primals), tuple(tangents)
+    primals, tangents, bare = as_arguments("hvp", primals, tangents)
+    variables = Variables(primals)
+    directions = variables.directions("hvp", tangents, bare)
     nums = tuple(range(len(primals)))
 
-    def inner(*xs):
-        return tree_vdot(grad(f, nums)(*xs), tangents)
+    def grad_dot_direction(*xs):
+        return variables.dot(grad(f, nums)(*xs), directions)
 
-    return grad(inner, nums)(*primals)
-
-
-def tree_vdot(a, b):
-    """Sum over matching leaves of ``sum(a * b)``; ``None`` leaves in ``a`` are skipped."""
-    total = 0.0
-    for (_, x), (_, y) in zip(leaves(a), leaves(b)):
-        if x is not None and y is not None:
-            total = total + anp.sum(x * y)
-    return total
+    result = grad(grad_dot_direction, nums)(*primals)
+    return result[0] if bare else result

@@ -1,0 +1,153 @@
+"""Directions for ``jvp`` and ``hvp``: the primals' variables, and a tangent tree checked against them.
+
+A variable is a distinct differentiable leaf of one argument.  A tied array
+(one array object at several positions of an argument) is one variable, so it
+has one direction (``design.md`` section 9): the tangent's entries at its
+positions must be ``None`` or one same array.  Across arguments each argument
+is its own variable, as in ``grad``.  Python and numpy scalars are values,
+never tied.
+"""
+
+import numbers
+
+import numpy as np
+
+from ._arguments import is_differentiable
+from ._traced import value_of
+from ._trees import dotted, leaves, rebuild_node, transform
+
+
+def as_arguments(name, primals, tangents):
+    """``(primals, tangents, bare)`` as tuples of positional arguments; a bare primal is wrapped.
+
+    A tuple or list holds one primal per positional argument (as in JAX);
+    anything else (an array, a float, a model) is the one argument itself.
+    """
+    if type(primals) not in (tuple, list):
+        return (primals,), (tangents,), True
+    if type(tangents) not in (tuple, list) or len(tangents) != len(primals):
+        got = f"{len(tangents)} tangents" if type(tangents) in (tuple, list) else f"a {type(tangents).__name__}"
+        raise ValueError(
+            f"{name}: primals is a {type(primals).__name__} of {len(primals)} argument(s), so tangents "
+            f"must be a tuple of {len(primals)} too, but got {got}; pass one tangent per primal, "
+            f"or a bare primal with its tangent: {name}(f, model, direction)"
+        )
+    return tuple(primals), tuple(tangents), False
+
+
+class Variables:
+    """The distinct differentiable leaves of a tuple of primals, with the key paths holding each."""
+
+    def __init__(self, primals):
+        self.primals = primals
+        self.leaves, self.paths, self.at = [], [], {}  # per variable: leaf, paths; path -> variable
+        found = {}
+        for path, leaf in leaves(primals):
+            if not is_differentiable(leaf):
+                continue
+            key = (path[0], id(leaf)) if isinstance(value_of(leaf), np.ndarray) else object()
+            v = found.setdefault(key, len(self.leaves))
+            if v == len(self.leaves):
+                self.leaves.append(leaf)
+                self.paths.append([])
+            self.paths[v].append(path)
+            self.at[path] = v
+
+    def substitute(self, xs):
+        """The primals with variable ``v`` replaced by ``xs[v]`` at every position that holds it."""
+        return transform(self.primals, lambda path, leaf: xs[self.at[path]] if path in self.at else leaf, rebuild_node)
+
+    def dot(self, grads, directions):
+        """``sum(g * d)`` over the variables; ``grads`` mirrors the primals, ``None`` meaning zero."""
+        by_path = dict(leaves(grads))
+        total = 0.0
+        for paths, d in zip(self.paths, directions):
+            for path in paths if d is not None else ():
+                g = by_path.get(path)
+                if g is not None:
+                    total = total + _sum(g * d)
+        return total
+
+    def directions(self, name, tangents, bare):
+        """One direction per variable, ``None`` for zero: ``tangents`` checked leaf by leaf."""
+        entries = _entries(name, self.primals, tangents, bare)
+        directions, first = [None] * len(self.leaves), [None] * len(self.leaves)
+        for path, v in self.at.items():
+            t = entries[path]
+            if t is None:
+                continue
+            _check_leaf(name, t, self.leaves[v], _where(path, bare))
+            if directions[v] is None:
+                directions[v], first[v] = t, path
+            elif t is not directions[v]:
+                raise _tie_error(name, first[v], path, bare)
+        return directions
+
+
+def _sum(x):
+    from . import numpy as anp  # the numpy rules import the core: fetched on use
+
+    return anp.sum(x)
+
+
+def _entries(name, primals, tangents, bare):
+    """``{primal leaf path: tangent entry}``; a ``None`` subtree of the tangent gives ``None`` below it."""
+    given = dict(leaves(tangents))
+    used = set()
+    entries = {}
+    for path, _ in leaves(primals):
+        entries[path] = _entry(name, given, path, used, bare)
+    extra = [p for p in given if p not in used and given[p] is not None]
+    if extra:
+        raise ValueError(
+            f"{name}: the tangent has an entry at {_where(extra[0], bare)}, where the primal has "
+            "no leaf; tangents must have the primals' structure"
+        )
+    return entries
+
+
+def _entry(name, given, path, used, bare):
+    if path in given:
+        used.add(path)
+        return given[path]
+    for k in range(len(path) - 1, 0, -1):
+        prefix = path[:k]
+        if prefix in given:
+            if given[prefix] is not None:
+                break
+            used.add(prefix)
+            return None
+    raise ValueError(
+        f"{name}: the tangent has no entry at {_where(path, bare)}, where the primal has a leaf; "
+        "tangents must have the primals' structure (None stands for a zero subtree)"
+    )
+
+
+def _check_leaf(name, t, primal, where):
+    tv, pv = value_of(t), value_of(primal)
+    if not isinstance(tv, (numbers.Number, np.ndarray, np.generic)):
+        raise TypeError(f"{name}: {where} is a {type(tv).__name__}, but the primal there is {_describe(pv)}")
+    plain_scalar = isinstance(tv, (int, float)) and np.shape(pv) == ()
+    if np.shape(tv) != np.shape(pv) or (np.result_type(tv) != np.result_type(pv) and not plain_scalar):
+        raise ValueError(
+            f"{name}: {where} is {_describe(tv)}, but the primal there is {_describe(pv)}; "
+            "pass a tangent of the primal's exact shape and dtype (e.g. cast with .astype)"
+        )
+
+
+def _describe(v):
+    return f"of shape {np.shape(v)} and dtype {np.result_type(v)}"
+
+
+def _tie_error(name, first, later, bare):
+    a, b = _where(first, bare), _where(later, bare)
+    return ValueError(
+        f"{name}: {a} and {b} hold different directions, but the primal holds one tied array at "
+        f"both places: one variable, so one direction. Put the direction at {a} and None (or the "
+        f"same array) at {b}"
+    )
+
+
+def _where(path, bare):
+    """``tangent.layers[0].weight`` for a bare primal, ``tangents[1].weight`` for a tuple of them."""
+    return "tangent" + dotted(path[1:]) if bare else f"tangents[{path[0]}]" + dotted(path[1:])

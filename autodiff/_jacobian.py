@@ -1,0 +1,120 @@
+"""Structured Jacobians and Hessians by reverse mode, after JAX's ``jacrev``/``hessian``.
+
+The result has the output's structure outside and the argument's structure
+inside: at each output leaf of shape ``s`` sits the argument's structural
+tangent whose leaf of shape ``a`` is the block of shape ``s + a``.  A
+dataclass argument gives a ``Tangent``; a tied array's block sits where
+``grad`` puts its gradient, ``None`` at the tie's other positions and
+wherever the output does not reach (``design.md`` sections 2 and 9).
+"""
+
+import numpy as np
+
+from ._arguments import is_differentiable
+from ._traced import value_of
+from ._transforms import _argnums, grad, vjp
+from ._trees import flatten, leaves, transform
+
+
+def jacobian(f, argnums=0):
+    """Jacobian of ``f``: output structure outside, argument structure inside, leaves ``out.shape + x.shape``.
+
+    >>> import numpy as np
+    >>> jacobian(lambda x: x ** 2)(np.array([1.0, 2.0]))
+    array([[2., 0.],
+           [0., 4.]])
+    >>> j = jacobian(lambda p: {"y": p["w"] * p["s"]})({"w": np.ones(2), "s": 3.0})
+    >>> j["y"]["w"].shape, j["y"]["s"]
+    ((2, 2), array([1., 1.]))
+    """
+
+    def jacobian_f(*args):
+        nums = _argnums(argnums, len(args))
+
+        def f_nums(*xs):
+            new = list(args)
+            for n, x in zip(nums, xs):
+                new[n] = x
+            return f(*new)
+
+        out, pullback = vjp(f_nums, *[args[n] for n in nums])
+        outs, treedef = flatten(out)
+        primals = [args[n] for n in nums]
+        per_leaf = [_at_output(pullback, outs, treedef, j, primals) for j in range(len(outs))]
+        if not isinstance(argnums, (tuple, list)):
+            per_leaf = [None if x is None else x[0] for x in per_leaf]
+        return treedef.tangent(per_leaf)
+
+    return jacobian_f
+
+
+def _at_output(pullback, outs, treedef, j, primals):
+    """The blocks of output leaf ``j``: one argument-shaped structure per primal (``None`` for a non-float leaf)."""
+    if not is_differentiable(outs[j]):
+        return None
+    shape, dtype = _shape(outs[j]), _dtype(outs[j])
+    size = int(np.prod(shape))
+    basis = np.eye(size, dtype=dtype).reshape((size,) + shape) if size else np.zeros((1,) + shape, dtype)
+    rows = [pullback(_seed(treedef, len(outs), j, basis[k])) for k in range(len(basis))]
+    return tuple(_stack(primal, [r[i] for r in rows], shape, size) for i, primal in enumerate(primals))
+
+
+def _seed(treedef, n, j, row):
+    """A cotangent for the output: ``row`` at leaf ``j``, ``None`` (no cotangent) at every other leaf."""
+    cts = [None] * n
+    cts[j] = row
+    return treedef.unflatten(cts)
+
+
+def _shape(x):
+    return np.shape(value_of(x))
+
+
+def _dtype(x):
+    return np.result_type(value_of(x))
+
+
+def _stack(primal, rows, out_shape, size):
+    """The argument-shaped structure of blocks ``out_shape + leaf.shape`` from one gradient per row."""
+    by_path = [dict(leaves(r)) for r in rows]
+
+    def block(path, leaf):
+        got = [d.get(path) for d in by_path]
+        present = [g for g in got if g is not None]
+        if not present:
+            return None
+        leaf_shape, dtype = _shape(present[0]), _dtype(present[0])
+        if not size:
+            return np.zeros(out_shape + leaf_shape, dtype)
+        got = [np.zeros(leaf_shape, dtype) if g is None else g for g in got]
+        return _anp().reshape(_anp().stack(got), out_shape + leaf_shape)
+
+    return transform(primal, block, _tangent_node)
+
+
+def _tangent_node(path, x, node, keys, results):
+    """The structural tangent of ``x``; ``None`` when every child is ``None`` (as in ``grad``)."""
+    if all(r is None for r in results):
+        return None
+    return node.tangent(x, keys, results)
+
+
+def _anp():
+    from . import numpy as anp  # the numpy rules import the core: fetched on use
+
+    return anp
+
+
+def hessian(f, argnums=0):
+    """Hessian of a scalar ``f``, the Jacobian of its gradient: ``h.W1.W2`` has shape ``W1.shape + W2.shape``.
+
+    >>> import numpy as np
+    >>> hessian(lambda x: (x ** 3).sum())(np.array([1.0, 2.0]))
+    array([[ 6.,  0.],
+           [ 0., 12.]])
+    >>> h = hessian(lambda p: (p["a"] ** 2).sum() * p["b"].sum())({"a": np.ones(2), "b": np.ones(3)})
+    >>> h["a"]["b"]
+    array([[2., 2., 2.],
+           [2., 2., 2.]])
+    """
+    return jacobian(grad(f, argnums), argnums)
