@@ -99,7 +99,8 @@ class Tangent(Mapping):
     ``dict(g)`` (a field named like one of those methods is read by key).
     Tangents of one primal type form a vector space, leaf by leaf: ``c * g``,
     ``g * c``, ``g / c``, ``-g``, ``g + h``, ``g - h``.  ``None`` means zero, so
-    it stays ``None`` under scaling and ``None + x`` is ``x``.
+    it stays ``None`` under scaling and ``None + x`` is ``x``.  Scale by a traced
+    scalar as ``g * c`` (a traced ``c`` in ``c * g`` tries its own operator first).
 
     >>> import collections
     >>> g = Tangent(collections.Counter, {"weight": 1.0, "bias": None})

@@ -11,6 +11,7 @@ arrives with its own issue.
 """
 
 from ._cache import IdentityCache, usecache
+from ._dense import hessian_from_dense, hessian_to_dense
 from ._destructure import destructure
 from ._functor import children, isleaf, leaf, rebuild, register, register_leaf
 from ._keypath import KeyPath, getkeypath, haskeypath, setkeypath
@@ -34,7 +35,7 @@ __all__ = [
     "children", "rebuild", "register", "register_leaf", "leaf", "isleaf",
     "fmap", "fmapstructure", "fmap_with_path", "fmapstructure_with_path", "fleaves", "fcollect", "NOPRUNE",
     "KeyPath", "getkeypath", "haskeypath", "setkeypath",
-    "isnumeric", "trainable", "trainables", "destructure", "total",
+    "isnumeric", "trainable", "trainables", "destructure", "hessian_to_dense", "hessian_from_dense", "total",
     "DefaultWalk", "StructuralWalk", "FlattenWalk", "ExcludeWalk", "CachedWalk", "CollectWalk",
     "TrainableWalk", "Done", "Expand", "execute", "split", "IdentityCache", "usecache",
 ]
