@@ -14,7 +14,7 @@ from autodiff.extend import node_of, value_of
 
 from ._functor import isleaf
 from ._trainable import isnumeric, trainables
-from ._walks import Expand, ExcludeWalk, FlattenWalk, execute, split
+from ._walks import ExcludeWalk, Expand, FlattenWalk, execute, split
 
 __all__ = ["hessian_to_dense", "hessian_from_dense"]
 
