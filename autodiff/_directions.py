@@ -41,15 +41,18 @@ class Variables:
     def __init__(self, primals):
         self.primals = primals
         self.leaves, self.paths, self.at = [], [], {}  # per variable: leaf, paths; path -> variable
-        found = {}
+        tied = {}  # (argument, id of an array) -> its variable
         for path, leaf in leaves(primals):
             if not is_differentiable(leaf):
                 continue
-            key = (path[0], id(leaf)) if isinstance(value_of(leaf), np.ndarray) else object()
-            v = found.setdefault(key, len(self.leaves))
-            if v == len(self.leaves):
+            is_array = isinstance(value_of(leaf), np.ndarray)  # scalars are values: never tied
+            v = tied.get((path[0], id(leaf))) if is_array else None
+            if v is None:
+                v = len(self.leaves)
                 self.leaves.append(leaf)
                 self.paths.append([])
+                if is_array:
+                    tied[(path[0], id(leaf))] = v
             self.paths[v].append(path)
             self.at[path] = v
 
