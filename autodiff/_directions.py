@@ -129,7 +129,10 @@ def _entry(name, given, path, used, bare):
 def _check_leaf(name, t, primal, where):
     tv, pv = value_of(t), value_of(primal)
     if not isinstance(tv, (numbers.Number, np.ndarray, np.generic)):
-        raise TypeError(f"{name}: {where} is a {type(tv).__name__}, but the primal there is {_describe(pv)}")
+        raise TypeError(
+            f"{name}: {where} is a {type(tv).__name__}, but the primal there is {_describe(pv)}; "
+            "pass an array of that shape and dtype, or None for a zero direction"
+        )
     plain_scalar = isinstance(tv, (int, float)) and np.shape(pv) == ()
     if np.shape(tv) != np.shape(pv) or (np.result_type(tv) != np.result_type(pv) and not plain_scalar):
         raise ValueError(

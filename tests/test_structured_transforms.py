@@ -268,3 +268,18 @@ def test_none_in_a_tangent_is_a_zero_direction():
     zeroed = dataclasses.replace(v, W1=np.zeros_like(v.W1), b1=np.zeros_like(v.b1))
     np.testing.assert_allclose(jvp(forward, model, only_w2)[1], jvp(forward, model, zeroed)[1], rtol=1e-12)
     assert autodiff.jvp(forward, model, None)[1].shape == (5, 2)
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_structured_hvp_is_differentiable_in_the_model(name):
+    model, forward = MODELS[name]
+    v = _direction(model)
+    assert gradcheck(lambda m: hvp(_loss(forward), m, v), model)
+
+
+def test_both_dense_conversions_are_differentiable():
+    model, forward = MODELS["tied_dict"]
+    assert gradcheck(lambda m: hessian_to_dense(hessian(_loss(forward))(m), m), model)
+    n = destructure(model)[0].size
+    matrix = np.random.default_rng(2).standard_normal((n, n))
+    assert gradcheck(lambda a: hessian_from_dense(a, model), matrix)
