@@ -16,12 +16,13 @@ from .._kernels import reduce
 from ..extend import ZeroTangent, defvjp, primitive, value_of
 from ._broadcast import dtype_of, shape_of
 from ._construction import from_nested
+from ._decompositions import eig, eigh, matrix_norm, pinv, svd
 from ._elementwise import absolute, add, divide, multiply, negative, power, sqrt, where
 from ._linalg import matmul
 from ._reductions import max, min, sum
 from ._shape import reshape, swapaxes
 
-__all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky"]
+__all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "svd", "eigh", "eig", "pinv", "matrix_norm"]
 
 
 def _norm_value(x):
