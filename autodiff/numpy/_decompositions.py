@@ -308,8 +308,8 @@ def eig(a):
 # ---- pinv -----------------------------------------------------------------------------------------------
 
 
-def _pinv_value(a, rcond=None, hermitian=False):
-    return np.linalg.pinv(a, rcond=rcond, hermitian=hermitian)
+def _pinv_value(a, rcond=None, hermitian=False, rtol=None):
+    return np.linalg.pinv(a, rcond=rcond, hermitian=hermitian, rtol=rtol)
 
 
 pinv_p = primitive(_pinv_value, "pinv")
@@ -326,15 +326,15 @@ def _pinv_adjoint(g, a, x):
     return add(subtract(second, first), third)
 
 
-def _pinv_vjp(g, ans, a, rcond=None, hermitian=False):
+def _pinv_vjp(g, ans, a, rcond=None, hermitian=False, rtol=None):
     return _in_convention(a, lambda g: _pinv_adjoint(g, a, ans), g)
 
 
 defvjp(pinv_p, _pinv_vjp)
 
 
-def pinv(a, rcond=None, hermitian=False):
-    """``numpy.linalg.pinv``, differentiable where the rank is locally constant (no singular value near ``rcond``).
+def pinv(a, rcond=None, hermitian=False, *, rtol=None):
+    """``numpy.linalg.pinv``, differentiable where the rank is locally constant (no singular value near the cutoff).
 
     >>> import numpy as np
     >>> import autodiff
@@ -342,26 +342,35 @@ def pinv(a, rcond=None, hermitian=False):
     array([[-0.25,  0.  ],
            [ 0.  ,  0.  ]])
     """
-    return pinv_p(a, rcond=rcond, hermitian=hermitian)
+    return pinv_p(a, rcond=rcond, hermitian=hermitian, rtol=rtol)
 
 
 # ---- matrix norms on svd --------------------------------------------------------------------------------
 
-_MATRIX_NORMS = {"nuc": sum, 2: max, -2: min}
+_MATRIX_NORMS = {"nuc": sum, 2: max, -2: min}  # reductions of the singular values
 
 
-def matrix_norm(x, ord="nuc", axis=(-2, -1), keepdims=False):
-    """The nuclear norm (``ord='nuc'``) or the largest (``2``) or smallest (``-2``) singular value over ``axis``.
+def matrix_norm(x, ord="fro", axis=(-2, -1), keepdims=False):
+    """Matrix norms over ``axis``: ``'fro'``, nuclear (``'nuc'``), largest (``2``) or smallest (``-2``) singular value.
+
+    The defaults follow ``numpy.linalg.matrix_norm`` (which this also serves
+    when called on a traced value).  ``'fro'`` is ``linalg.norm``'s; the others
+    reduce :func:`svd`'s singular values, so they are differentiable where the
+    extreme singular value is unique (``2``, ``-2``) or all are nonzero (``'nuc'``).
 
     >>> import numpy as np
     >>> float(matrix_norm(np.array([[3.0, 0.0], [0.0, -4.0]]), "nuc"))
     7.0
     """
+    if ord == "fro":
+        from .linalg import norm
+
+        return norm(x, "fro", axis=tuple(axis), keepdims=keepdims)
     reduce = _MATRIX_NORMS.get(ord)
     if reduce is None:
         raise NotImplementedError(
-            f"autodiff.numpy.linalg.matrix_norm: ord={ord!r} is not supported; use 'nuc', 2 or -2 here, "
-            "or autodiff.numpy.linalg.norm for 'fro' and vector norms"
+            f"autodiff.numpy.linalg.matrix_norm: ord={ord!r} is not supported; use 'fro', 'nuc', 2 or -2, or "
+            "write it from differentiable ops (ord=1 is anp.max(anp.sum(anp.abs(x), axis=-2), axis=-1))"
         )
     ndim = len(shape_of(x))
     rows, cols = (axis[0] % ndim, axis[1] % ndim)

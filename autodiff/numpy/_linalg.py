@@ -121,7 +121,7 @@ def _untie(term, shape, used, dtype):
 defvjp_joint(_einsum_p, _einsum_vjp)
 
 
-def einsum(*operands, optimize=False):
+def einsum(*operands, optimize=False, **unsupported):
     """``numpy.einsum``, differentiable: every form numpy accepts.
 
     Subscript strings or the sublist form (``einsum(x, [0, 1], [1, 0])``),
@@ -136,6 +136,11 @@ def einsum(*operands, optimize=False):
     array([[1., 0.],
            [0., 1.]])
     """
+    if unsupported:
+        raise TypeError(
+            f"autodiff.numpy.einsum: {', '.join(f'{k}=' for k in unsupported)} is not supported; "
+            "drop it and cast the result with autodiff.numpy.astype if you need another dtype"
+        )
     if not operands:
         raise TypeError("autodiff.numpy.einsum: expected subscripts and operands, got nothing")
     if isinstance(operands[0], str):
