@@ -248,7 +248,7 @@ def test_einsum_jvp_with_a_complex_operand():
     b = np.array([1 + 2j, -0.5 + 1j, 0.3 - 0.7j])
     a, v = np.array([0.3, -1.2, 0.8]), np.array([1.0, 0.5, -2.0])
     _, tangent = autodiff.jvp(lambda a: anp.einsum("i,j->ij", a, b), (a,), (v,))
-    _, theirs = torch.func.jvp(lambda t: torch.einsum("i,j->ij", t, torch.tensor(b)), (torch.tensor(a),),
+    _, theirs = torch.autograd.functional.jvp(lambda t: torch.einsum("i,j->ij", t, torch.tensor(b)), (torch.tensor(a),),
                                (torch.tensor(v),))
     np.testing.assert_allclose(tangent, theirs.numpy())
 
@@ -269,5 +269,5 @@ def test_jvp_matches_torch(name):
     a, v = _separated((3, 3)), RNG.standard_normal((3, 3))
     v = v + v.T  # torch's eigh reads a symmetric tangent; ours (numpy's) reads one triangle: they agree on these
     _, tangent = autodiff.jvp(ours, (a,), (v,))
-    _, expected = torch.func.jvp(theirs, (torch.tensor(a),), (torch.tensor(v),))
+    _, expected = torch.autograd.functional.jvp(theirs, (torch.tensor(a),), (torch.tensor(v),))
     np.testing.assert_allclose(tangent, expected.numpy(), rtol=1e-8, atol=1e-10)
