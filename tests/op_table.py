@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import hypothesis.strategies as st
+import linalg_cases as lc
 import numpy as np
 
 import autodiff.numpy as anp
@@ -306,4 +307,26 @@ OPS = [
     Op("squeeze", lambda x: anp.squeeze(x), plain(one())),
     Op("operators", lambda x, y: (x * y[0] - 1.0 / (2.0 + y * y)[1:]) ** 2 + (-x) @ y.T + x.sum() * y.mean(),
        plain(st.just(((2, 3), (3, 3))))),
+    # issue 13: construction, linalg, einsum
+    Op("array mixed", lc.array_mixed, plain(st.just(((2,), ())))),
+    Op("asarray of arrays", lc.array_of_arrays, plain(one().map(lambda s: s * 2))),
+    Op("array rows", lc.array_rows, plain(st.just(((3,), (2,))))),
+    Op("reductions of lists", lc.reductions_of_lists, plain(st.just(((), ()))), away_from_zero),
+    Op("linalg.svd", lc.svd_invariants, plain(lc.rectangular), lc.separated),
+    Op("linalg.svd square full", lambda a: lc.svd_invariants(a, True), plain(lc.square), lc.separated),
+    Op("linalg.svd tall full", lc.svd_full_tall, plain(lc.tall), lc.separated),
+    Op("linalg.svd compute_uv=False", lambda a: anp.linalg.svd(a, compute_uv=False), plain(lc.rectangular),
+       lc.separated),
+    Op("linalg.eigh", lc.eigh_invariants, plain(lc.square), lc.separated),
+    Op("linalg.eigh UPLO=U", lambda a: lc.eigh_invariants(a, "U"), plain(lc.square), lc.separated),
+    Op("linalg.eig real", lc.eig_invariants, plain(lc.square), lc.separated),
+    Op("linalg.eig complex", lc.eig_invariants, plain(st.sampled_from([((3, 3),), ((2, 3, 3),)])), lc.complex_pair),
+    Op("linalg.pinv", anp.linalg.pinv, plain(lc.rectangular), lc.separated),
+    Op("linalg.matrix_norm nuc", lambda a: anp.linalg.matrix_norm(a, "nuc"), plain(lc.rectangular), lc.separated),
+    Op("linalg.matrix_norm 2", lambda a: anp.linalg.matrix_norm(a, 2, keepdims=True), plain(lc.rectangular),
+       lc.separated),
+    Op("linalg.matrix_norm -2", lambda a: anp.linalg.matrix_norm(a, -2, axis=(-1, -2)), plain(lc.rectangular),
+       lc.separated),
+    Op("einsum forms", lambda *xs, subscripts: anp.einsum(subscripts, *xs), lc.einsum_form_case()),
+    Op("einsum sublists", lc.einsum_sublists, plain(st.just(((2, 3), (3, 4))))),
 ]

@@ -17,6 +17,7 @@ from . import _interop, _methods, linalg
 from ._binary import arctan2, clip, fmax, fmin, hypot, logaddexp, maximum, minimum
 from ._broadcast import broadcast_to, cast
 from ._complex import conj, conjugate, imag, real
+from ._construction import array, asarray
 from ._elementwise import (
     abs,
     absolute,
@@ -111,6 +112,8 @@ __all__ = [
     "concatenate", "stack", "hstack", "vstack", "split", "flip", "roll", "tile", "repeat", "pad",
     # indexing
     "getitem", "take",
+    # construction
+    "array", "asarray",
 ]
 
 globals().update(NONDIFF)

@@ -1,9 +1,12 @@
 """Products: matmul and dot."""
 
+import string
+
 import numpy as np
 
-from ..extend import defvjp, defvjp_joint, primitive, value_of
-from ._broadcast import dtype_of, shape_of, unbroadcast
+from ..extend import Thunk, defvjp, defvjp_joint, primitive, value_of
+from ._broadcast import broadcast_to, cast, dtype_of, shape_of, unbroadcast
+from ._einsum_forms import canonical, from_sublists
 from ._elementwise import multiply
 from ._shape import reshape, swapaxes
 
@@ -53,24 +56,17 @@ def dot(x, y):
 
 
 def _parse(subscripts, n):
-    if "." in subscripts:
-        raise NotImplementedError("autodiff.numpy.einsum: '...' is not supported; name every axis")
+    """``'ij,jk->ik'`` -> ``(['ij', 'jk'], 'ik')``; an implicit output is numpy's (letters used once, sorted)."""
     subscripts = subscripts.replace(" ", "")
     if "->" in subscripts:
         ins, out = subscripts.split("->")
-    else:  # numpy's implicit mode: letters seen once, in alphabetical order
+    else:
         ins = subscripts
         letters = ins.replace(",", "")
         out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
     ins = ins.split(",")
     if len(ins) != n:
         raise ValueError(f"autodiff.numpy.einsum: {len(ins)} operands in {subscripts!r} but {n} given")
-    for term in ins:
-        if len(set(term)) != len(term):
-            raise NotImplementedError(
-                f"autodiff.numpy.einsum: a repeated index within one operand ({term!r}) is not "
-                "supported; use autodiff.numpy.diagonal or trace"
-            )
     return ins, out
 
 
@@ -83,37 +79,80 @@ _einsum_p = primitive(_einsum, "einsum")
 
 def _einsum_vjp(g, ans, subscripts, *operands):
     ins, out = _parse(subscripts, len(operands))
-    return [None] + [_einsum_operand_ct(g, ins, out, operands, k) for k in range(len(operands))]
+    return [None] + [Thunk(lambda k=k: _einsum_operand_ct(g, ins, out, operands, k)) for k in range(len(operands))]
 
 
 def _einsum_operand_ct(g, ins, out, operands, k):
-    from ._broadcast import broadcast_to
+    """The cotangent of operand ``k``: an einsum of ``g`` with the other operands.
 
-    target = ins[k]
-    others = [(ins[j], operands[j]) for j in range(len(operands)) if j != k]
+    A letter repeated within operand ``k`` (a diagonal, ``'ii->i'``) is renamed
+    and tied by an identity matrix, which puts the cotangent on that diagonal;
+    a letter summed only inside operand ``k`` gets the cotangent broadcast along
+    it.  The result has operand ``k``'s dtype: the real part for a real operand
+    of a complex product.
+    """
+    shape, dtype = shape_of(operands[k]), dtype_of(operands[k])
+    used = set("".join(ins) + out)
+    target, deltas = _untie(ins[k], shape, used, np.empty(0, dtype).real.dtype)
+    others = [(ins[j], operands[j]) for j in range(len(operands)) if j != k] + deltas
     known = set(out).union(*[set(s) for s, _ in others])
     kept = "".join(c for c in target if c in known)
-    expr = ",".join([out] + [s for s, _ in others]) + "->" + kept
-    ct = _einsum_p(expr, g, *[op for _, op in others])
-    if kept == target:
-        return ct
-    # axes summed away only inside this operand: the cotangent is constant along them
-    shape = shape_of(operands[k])
-    spread = reshape(ct, tuple(n if c in known else 1 for c, n in zip(target, shape)))
-    return broadcast_to(spread, shape)
+    ct = _einsum_p(",".join([out] + [s for s, _ in others]) + "->" + kept, g, *[op for _, op in others])
+    if kept != target:  # constant along the axes summed away only inside this operand
+        ct = broadcast_to(reshape(ct, tuple(n if c in known else 1 for c, n in zip(target, shape))), shape)
+    return ct if dtype_of(ct) == dtype else cast(ct, dtype)
+
+
+def _untie(term, shape, used, dtype):
+    """``'iij'`` -> ``('izj', [('iz', eye)])``: each repeated letter renamed, tied to the first by an identity."""
+    fresh = (c for c in _LABELS if c not in used)
+    renamed, deltas = "", []
+    for c, n in zip(term, shape):
+        if c in renamed:
+            new = next(fresh, None)
+            if new is None:
+                raise ValueError("autodiff.numpy.einsum: too many axes to differentiate (52 labels in all)")
+            deltas.append((c + new, np.eye(n, dtype=dtype)))
+            c = new
+        renamed += c
+    return renamed, deltas
 
 
 defvjp_joint(_einsum_p, _einsum_vjp)
 
 
-def einsum(subscripts, *operands):
-    """Einstein summation (explicit ``->`` output, or numpy's implicit mode); no ``...``, no repeated
-    index within an operand."""
-    _parse(subscripts, len(operands))
-    return _einsum_p(subscripts, *operands)
+def einsum(*operands, optimize=False, **unsupported):
+    """``numpy.einsum``, differentiable: every form numpy accepts.
+
+    Subscript strings or the sublist form (``einsum(x, [0, 1], [1, 0])``),
+    ``...``, an implicit output (no ``->``), repeated indices within one
+    operand (``'ii->i'``, ``'ii'``), and size-1 axes that broadcast.
+    ``optimize`` is accepted and ignored (products of three or more operands
+    are always optimised).
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> autodiff.grad(lambda x: einsum('ii', x))(np.ones((2, 2)))
+    array([[1., 0.],
+           [0., 1.]])
+    """
+    if unsupported:
+        raise TypeError(
+            f"autodiff.numpy.einsum: {', '.join(f'{k}=' for k in unsupported)} is not supported; "
+            "drop it and cast the result with autodiff.numpy.astype if you need another dtype"
+        )
+    if not operands:
+        raise TypeError("autodiff.numpy.einsum: expected subscripts and operands, got nothing")
+    if isinstance(operands[0], str):
+        subscripts, arrays = operands[0], list(operands[1:])
+    else:
+        subscripts, arrays = from_sublists(operands)
+    subscripts, arrays = canonical(subscripts, arrays)
+    return _einsum_p(subscripts, *arrays)
 
 
 _LETTERS = "abcdefghijklmnopqrstuvwxyz"
+_LABELS = string.ascii_letters
 
 
 def tensordot(a, b, axes=2):

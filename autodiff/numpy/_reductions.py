@@ -5,6 +5,7 @@ import numpy as np
 from .. import _kernels
 from ..extend import Traced, defvjp, primitive, value_of
 from ._broadcast import broadcast_to, dtype_of, shape_of
+from ._construction import from_nested
 from ._elementwise import divide, multiply
 
 _KERNEL_SIZE = 4096  # below this, numpy's own pairwise sum is as accurate and as fast
@@ -48,6 +49,7 @@ defvjp(sum, lambda g, ans, x, axis=None, keepdims=False, dtype=None: expand_redu
 
 def mean(x, axis=None, keepdims=False, dtype=None):
     """Arithmetic mean, as ``sum / count`` (so its derivative comes for free)."""
+    x = from_nested(x)
     shape = shape_of(x)
     count = int(np.prod([shape[a] for a in _normalise_axis(axis, len(shape))]))
     total = sum(x, axis=axis, keepdims=keepdims, dtype=dtype)
@@ -116,6 +118,7 @@ defvjp(prod, _prod_vjp)
 
 def var(x, axis=None, ddof=0, keepdims=False):
     """Variance, composed from differentiable ops (so its derivatives come for free)."""
+    x = from_nested(x)
     from ._elementwise import square, subtract
 
     shape = shape_of(x)
@@ -127,6 +130,7 @@ def var(x, axis=None, ddof=0, keepdims=False):
 
 def std(x, axis=None, ddof=0, keepdims=False):
     """Standard deviation: ``sqrt(var)``."""
+    x = from_nested(x)
     from ._elementwise import sqrt
 
     return sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))

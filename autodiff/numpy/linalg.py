@@ -15,12 +15,14 @@ import numpy as np
 from .._kernels import reduce
 from ..extend import ZeroTangent, defvjp, primitive, value_of
 from ._broadcast import dtype_of, shape_of
+from ._construction import from_nested
+from ._decompositions import eig, eigh, matrix_norm, pinv, svd
 from ._elementwise import absolute, add, divide, multiply, negative, power, sqrt, where
 from ._linalg import matmul
 from ._reductions import max, min, sum
 from ._shape import reshape, swapaxes
 
-__all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky"]
+__all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "svd", "eigh", "eig", "pinv", "matrix_norm"]
 
 
 def _norm_value(x):
@@ -47,6 +49,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     the rest are compositions of differentiable ops.  A float32 input gives a
     float32 norm.  Matrix norms other than Frobenius are not supported.
     """
+    x = from_nested(x)
     if dtype_of(x).kind not in "fc":
         raise TypeError(f"autodiff.numpy.linalg.norm: expected a float array, got dtype {dtype_of(x)}")
     ndim = len(shape_of(x))
