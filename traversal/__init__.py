@@ -11,6 +11,7 @@ arrives with its own issue.
 """
 
 from ._cache import IdentityCache, usecache
+from ._checkpoint import CheckpointError, CheckpointWarning, load, save
 from ._destructure import destructure
 from ._functor import children, isleaf, leaf, rebuild, register, register_leaf
 from ._keypath import KeyPath, getkeypath, haskeypath, setkeypath
@@ -34,7 +35,8 @@ __all__ = [
     "children", "rebuild", "register", "register_leaf", "leaf", "isleaf",
     "fmap", "fmapstructure", "fmap_with_path", "fmapstructure_with_path", "fleaves", "fcollect", "NOPRUNE",
     "KeyPath", "getkeypath", "haskeypath", "setkeypath",
-    "isnumeric", "trainable", "trainables", "destructure", "total",
+    "isnumeric", "trainable", "trainables", "destructure", "total", "save", "load", "CheckpointError",
+    "CheckpointWarning",
     "DefaultWalk", "StructuralWalk", "FlattenWalk", "ExcludeWalk", "CachedWalk", "CollectWalk",
     "TrainableWalk", "Done", "Expand", "execute", "split", "IdentityCache", "usecache",
 ]
