@@ -9,22 +9,16 @@ refuses members that are not plain ``.npy`` arrays, and checks everything
 against ``like`` before it builds anything, so a bad file loads nothing.
 """
 
-import json
 import os
 import warnings
-import zipfile
-
-import numpy as np
 
 from ._cache import IdentityCache
+from ._checkpoint_archive import META, STORED, Archive, write
 from ._checkpoint_entries import CheckpointError, CheckpointWalk, decode_value, describe, entries
 from ._walks import NOPRUNE, CachedWalk, execute
 
 __all__ = ["save", "load", "CheckpointError", "CheckpointWarning"]
 
-META = "__checkpoint__"
-FORMAT, VERSION = "traversal-checkpoint", 1
-_STORED = ("array", "scalar")  # the kinds kept as .npy members; the others live in the metadata
 _SAME = {"array": ("dtype", "shape"), "tie": ("to", "dtype", "shape"), "value": (), "scalar": ("dtype",),
          "object": ("type",)}  # what must agree between file and ``like`` for each kind of entry
 _FIX = ("load into a model of the same architecture (same fields, shapes, dtypes, and ties: a tie is one "
@@ -48,6 +42,7 @@ def save(path, tree):
     The file is written beside ``path`` and moved into place, so a crash never leaves half a file.
 
     >>> import os, tempfile
+    >>> import numpy as np
     >>> path = os.path.join(tempfile.mkdtemp(), "model.npz")
     >>> w = np.array([1.0, 2.0])
     >>> save(path, {"a": w, "b": w, "act": np.tanh, "lr": 0.1})
@@ -57,27 +52,8 @@ def save(path, tree):
     found = entries(tree)
     if META in found:
         raise CheckpointError(f"save: the key path {META!r} is reserved for the checkpoint's metadata; rename it")
-    meta = {"format": FORMAT, "version": VERSION, "entries": {name: e for name, (_, e, _) in found.items()}}
-    stored = [(name, leaf) for name, (_, e, leaf) in found.items() if e["kind"] in _STORED]
-    _write(os.fspath(path), meta, stored)
-
-
-def _write(path, meta, stored):
-    partial = f"{path}.{os.getpid()}.partial"
-    try:
-        with zipfile.ZipFile(partial, "w", zipfile.ZIP_STORED) as archive:
-            _member(archive, META, np.frombuffer(json.dumps(meta).encode(), np.uint8))
-            for name, leaf in stored:
-                _member(archive, name, np.asarray(leaf))
-        os.replace(partial, path)
-    finally:
-        if os.path.exists(partial):
-            os.remove(partial)
-
-
-def _member(archive, name, array):
-    with archive.open(name + ".npy", "w", force_zip64=True) as out:
-        np.lib.format.write_array(out, array, allow_pickle=False)
+    stored = [(name, leaf) for name, (_, e, leaf) in found.items() if e["kind"] in STORED]
+    write(os.fspath(path), {name: e for name, (_, e, _) in found.items()}, stored)
 
 
 def load(path, like, strict=True):
@@ -91,6 +67,7 @@ def load(path, like, strict=True):
     extra keys are ignored, and a :class:`CheckpointWarning` lists both.  Never unpickles.
 
     >>> import os, tempfile
+    >>> import numpy as np
     >>> path = os.path.join(tempfile.mkdtemp(), "model.npz")
     >>> w = np.array([1.0, 2.0])
     >>> save(path, {"a": w, "b": w, "lr": 0.1})
@@ -99,70 +76,17 @@ def load(path, like, strict=True):
     >>> out["a"], out["a"] is out["b"], out["lr"]
     (array([1., 2.]), True, 0.1)
     """
-    with _open(path) as npz:
-        found = _metadata(npz, path)
-        _check_members(npz, found, path)
+    with Archive(path) as archive:
+        found = archive.entries
         wanted = entries(like)
         missing, extra = _compare(found, wanted, strict, path)
-        arrays = {name: _read(npz, name, found[name], path) for name in wanted
-                  if name in found and found[name]["kind"] in _STORED}
+        arrays = {name: archive.read(name, found[name]) for name in wanted
+                  if name in found and found[name]["kind"] in STORED}
     if missing or extra:
         warnings.warn(CheckpointWarning(f"load: {path}: skipped {len(missing)} key path(s) missing from the file "
                                         f"{missing[:10]} and {len(extra)} extra in it {extra[:10]}",
                                         missing, extra), stacklevel=2)
     return _build(like, found, arrays)
-
-
-def _open(path):
-    try:
-        npz = np.load(path, allow_pickle=False)
-    except (ValueError, EOFError, zipfile.BadZipFile) as e:
-        raise CheckpointError(f"load: {path} is not a checkpoint archive and was not read further ({e})") from None
-    if not isinstance(npz, np.lib.npyio.NpzFile):
-        raise CheckpointError(f"load: {path} holds a single .npy array, not a checkpoint archive from traversal.save")
-    return npz
-
-
-def _metadata(npz, path):
-    if META not in npz.files:
-        raise CheckpointError(f"load: {path} has no {META!r} member, so traversal.save did not write it (a torch "
-                              "file? read it with torch.load(..., weights_only=True) and layers.load_torch_state_dict)")
-    meta = json.loads(_raw(npz, META, path).tobytes().decode())
-    if meta.get("format") != FORMAT or meta.get("version", VERSION + 1) > VERSION:
-        raise CheckpointError(f"load: {path} is format {meta.get('format')!r} version {meta.get('version')!r}; "
-                              f"this reader knows {FORMAT!r} up to version {VERSION}")
-    return meta["entries"]
-
-
-def _check_members(npz, found, path):
-    expected = {META} | {name for name, e in found.items() if e["kind"] in _STORED}
-    unexpected, absent = sorted(set(npz.files) - expected), sorted(expected - set(npz.files))
-    if unexpected:
-        raise CheckpointError(f"load: refused {path}: members {unexpected[:10]} are not arrays its metadata lists "
-                              "(a checkpoint holds only .npy arrays); none of them was read")
-    if absent:
-        raise CheckpointError(f"load: {path} is damaged: its metadata lists arrays {absent[:10]} it does not hold")
-
-
-def _read(npz, name, entry, path):
-    """One member as an array, refusing pickled data, checked against its metadata entry."""
-    array = _raw(npz, name, path)
-    if str(array.dtype) != entry["dtype"] or list(array.shape) != entry["shape"]:
-        raise CheckpointError(f"load: {path} is damaged: member {name!r} is {array.dtype} {array.shape}, "
-                              f"but its metadata says {entry['dtype']} {tuple(entry['shape'])}")
-    return array
-
-
-def _raw(npz, name, path):
-    try:
-        array = npz[name]
-    except ValueError as e:  # numpy refuses object arrays when allow_pickle=False
-        raise CheckpointError(f"load: refused {path}: member {name!r} holds Python objects, which only pickle "
-                              f"can read, and pickle can run code ({e})") from None
-    if not isinstance(array, np.ndarray):
-        raise CheckpointError(f"load: refused {path}: member {name!r} is not a .npy array (raw bytes, perhaps a "
-                              "pickle); it was not unpickled")
-    return array
 
 
 def _compare(found, wanted, strict, path):
