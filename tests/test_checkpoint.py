@@ -80,6 +80,17 @@ def test_resnet18_round_trips_and_opens_with_plain_numpy(tmp_path):
         assert np.array_equal(npz["layer2[0].downsample.layers[0].weight"], saved.layer2[0].downsample.layers[0].weight)
 
 
+def test_views_fortran_order_and_a_compressed_copy_round_trip(tmp_path):
+    base = np.arange(24.0).reshape(4, 6)
+    saved = {"view": base[::2, 1::2], "fortran": np.asfortranarray(base), "ints": np.arange(3, dtype=np.int16)}
+    save(tmp_path / "a.npz", saved)
+    like = _perturbed(saved)
+    _assert_same(saved, load(tmp_path / "a.npz", like))
+    with np.load(tmp_path / "a.npz") as npz:  # the same members, deflated: read through zipfile instead
+        np.savez_compressed(tmp_path / "z.npz", **{name: npz[name] for name in npz.files})
+    _assert_same(saved, load(tmp_path / "z.npz", like))
+
+
 # ---- every mismatch names the key path and both sides, and loads nothing ----
 
 def _error(tmp_path, saved, like, strict=True):
@@ -180,9 +191,8 @@ def _valid_meta(tmp_path):
         return npz["__checkpoint__"]
 
 
-def _crafted_object_array(tmp_path, sentinel):
-    np.savez(tmp_path / "evil.npz", __checkpoint__=_valid_meta(tmp_path),
-             w=np.array([_Payload(sentinel)], dtype=object))
+def _crafted_object_array(tmp_path, sentinel, writer):
+    writer(tmp_path / "evil.npz", __checkpoint__=_valid_meta(tmp_path), w=np.array([_Payload(sentinel)], dtype=object))
     return tmp_path / "evil.npz"
 
 
@@ -196,9 +206,10 @@ def _crafted_pickled_member(tmp_path, sentinel, member="w.npy"):
     return path
 
 
-def test_an_object_array_is_refused_and_its_payload_never_runs(tmp_path):
+@pytest.mark.parametrize("writer", [np.savez, np.savez_compressed], ids=["stored", "deflated"])
+def test_an_object_array_is_refused_and_its_payload_never_runs(tmp_path, writer):
     sentinel = tmp_path / "ran"
-    path = _crafted_object_array(tmp_path, sentinel)
+    path = _crafted_object_array(tmp_path, sentinel, writer)
     with np.load(path, allow_pickle=True) as npz:  # the control: unpickling does run the payload
         npz["w"]
     assert sentinel.exists()
