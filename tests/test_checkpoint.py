@@ -16,7 +16,7 @@ import autodiff
 import autodiff.numpy as anp
 import layers
 import optimisers
-from traversal import CheckpointError, CheckpointWarning, fmap, fmap_with_path, load, save
+from traversal import CheckpointError, CheckpointWarning, fleaves, fmap, fmap_with_path, load, save
 
 
 def _positions(tree):
@@ -67,7 +67,8 @@ def test_the_whole_gallery_and_numpy_scalars_round_trip(tmp_path):
     save(tmp_path / "g.npz", saved)
     loaded = load(tmp_path / "g.npz", like)
     _assert_same(gallery(), {k: loaded[k] for k in gallery()})
-    assert loaded["tied"]["x"] is loaded["tied"]["y"] and loaded["tied_layer"][0] is loaded["tied_layer"][1]
+    assert loaded["tied"]["x"] is loaded["tied"]["y"]
+    assert loaded["tied_layer"][0].weight is loaded["tied_layer"][1].weight
     assert type(loaded["s"]) is np.float32 and loaded["s"] == 2.5 and loaded["big"] == 2**70
     assert np.isnan(loaded["nan"]) and loaded["text"] == "x" and loaded["nothing"] is None
 
@@ -291,7 +292,8 @@ def test_resumed_training_is_bit_identical(tmp_path, rule):
 
     fresh = _model(1)
     restored = load(tmp_path / "ckpt.npz", {"model": fresh, "opt": optimisers.setup(rule, fresh)})
-    assert restored["opt"]["scale"] is restored["opt"]["again"]  # the tied array's one state leaf
+    moments = [[a for a in fleaves(restored["opt"][k].state) if isinstance(a, np.ndarray)] for k in ("scale", "again")]
+    assert len(moments[0]) == 2 and all(a is b for a, b in zip(*moments))  # the tied array's one state
     loaded_rule = restored["opt"]["mlp"].layers[0].weight.rule
     assert getattr(loaded_rule, "rules", [loaded_rule])[-1].lr == 0.003  # the adjusted hyperparameter
     resumed = _train(restored["opt"], restored["model"], range(10, 20))

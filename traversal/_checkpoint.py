@@ -114,7 +114,7 @@ _RESTORE = {  # (entry, stored member or None, like's leaf) -> the loaded leaf
     "array": lambda entry, stored, old: stored,
     "scalar": lambda entry, stored, old: stored[()],
     "value": lambda entry, stored, old: decode_value(entry),
-    "tie": lambda entry, stored, old: old,  # reached only when like's tie target was missing (strict=False)
+    "tie": lambda entry, stored, old: old,  # not reached: a matching tie in like is served by the identity cache
     "object": lambda entry, stored, old: old,
 }
 
