@@ -26,7 +26,18 @@ _FIX = ("load into a model of the same architecture (same fields, shapes, dtypes
 
 
 class CheckpointWarning(UserWarning):
-    """``load(..., strict=False)`` skipped keys: ``missing`` (in ``like``, not the file) and ``extra``."""
+    """``load(..., strict=False)`` skipped keys: ``missing`` (in ``like``, not the file) and ``extra``.
+
+    >>> import os, tempfile, warnings
+    >>> import numpy as np
+    >>> path = os.path.join(tempfile.mkdtemp(), "body.npz")
+    >>> save(path, {"body": np.ones(2), "old_head": np.ones(3)})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     model = load(path, {"body": np.zeros(2), "new_head": np.zeros(4)}, strict=False)
+    >>> caught[0].message.missing, caught[0].message.extra, model["body"]
+    (['new_head'], ['old_head'], array([1., 1.]))
+    """
 
     def __init__(self, message, missing, extra):
         super().__init__(message)

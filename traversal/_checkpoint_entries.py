@@ -24,7 +24,16 @@ __all__ = ["CheckpointError", "CheckpointWalk", "entries", "describe", "encode_v
 
 
 class CheckpointError(ValueError):
-    """A checkpoint cannot be written, read or fitted to the model it is loaded into."""
+    """A checkpoint cannot be written, read or fitted to the model it is loaded into.
+
+    >>> import numpy as np
+    >>> try:
+    ...     entries({"a.b": np.ones(1), "a": {"b": np.ones(1)}})
+    ... except CheckpointError as e:
+    ...     print(e)
+    checkpoint: the key paths KeyPath('a.b') and KeyPath('a', 'b') are both written 'a.b'; rename a dict key
+    so that each position has its own name
+    """
 
 
 def open_children(x):
