@@ -174,6 +174,25 @@ def test_save_refuses_object_arrays_and_ambiguous_names(tmp_path):
     assert not os.listdir(tmp_path)  # no half-written file left behind
 
 
+def test_a_save_that_fails_midway_leaves_the_previous_checkpoint_whole(tmp_path, monkeypatch):
+    save(tmp_path / "c.npz", {"w": np.ones(2), "v": np.ones(3)})
+    calls = []
+
+    def fail_on_second_array(out, array, allow_pickle):
+        calls.append(1)
+        if len(calls) == 3:  # the metadata, then "w", then "v"
+            raise OSError("disk full")
+        write_array(out, array, allow_pickle=allow_pickle)
+
+    write_array = np.lib.format.write_array
+    monkeypatch.setattr(np.lib.format, "write_array", fail_on_second_array)
+    with pytest.raises(OSError, match="disk full"):
+        save(tmp_path / "c.npz", {"w": np.zeros(2), "v": np.zeros(3)})
+    monkeypatch.undo()
+    assert os.listdir(tmp_path) == ["c.npz"]
+    assert np.array_equal(load(tmp_path / "c.npz", {"w": np.zeros(2), "v": np.zeros(3)})["v"], np.ones(3))
+
+
 # ---- safety: crafted files are refused and their payload never runs ----
 
 class _Payload:
