@@ -16,7 +16,7 @@ import autodiff
 import autodiff.numpy as anp
 import layers
 import optimisers
-from traversal import CheckpointError, CheckpointWarning, fleaves, fmap, fmap_with_path, load, save
+from traversal import CheckpointError, CheckpointWarning, children, fleaves, fmap, fmap_with_path, load, save
 
 
 def _positions(tree):
@@ -300,6 +300,13 @@ def _train(state, model, steps):
     return state, model
 
 
+def _optimiser_state(state):
+    """Every moment array, step count, frozen flag and hyperparameter inside the state's Leafs."""
+    is_leaf = lambda x: isinstance(x, optimisers.Leaf) or not children(x)  # noqa: E731
+    leaves = [x for x in fleaves(state, exclude=is_leaf) if isinstance(x, optimisers.Leaf)]
+    return [v for x in leaves for v in fleaves((x.state, x.frozen, x.rule))]
+
+
 @pytest.mark.parametrize("rule", [optimisers.Adam(lr=0.01),
                                   optimisers.OptimiserChain(optimisers.ClipNorm(1.0), optimisers.AdamW(lr=0.01))],
                          ids=["Adam", "ClipNorm+AdamW"])
@@ -316,7 +323,9 @@ def test_resumed_training_is_bit_identical(tmp_path, rule):
     loaded_rule = restored["opt"]["mlp"].layers[0].weight.rule
     assert getattr(loaded_rule, "rules", [loaded_rule])[-1].lr == 0.003  # the adjusted hyperparameter
     resumed = _train(restored["opt"], restored["model"], range(10, 20))
-    _assert_same(straight, resumed)
+    _assert_same(straight, resumed)  # every parameter and buffer, np.array_equal
+    a, b = _optimiser_state(straight[0]), _optimiser_state(resumed[0])
+    assert len(a) == len(b) > 10 and all(np.array_equal(x, y) for x, y in zip(a, b))  # moments, steps, flags
     naive = _train(optimisers.setup(rule, model), model, range(10, 20))  # a fresh state is not a resume
     assert not np.array_equal(naive[1]["scale"], straight[1]["scale"])
 
