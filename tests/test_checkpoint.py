@@ -234,8 +234,9 @@ def test_an_object_array_is_refused_and_its_payload_never_runs(tmp_path, writer)
         npz["w"]
     assert sentinel.exists()
     sentinel.unlink()
-    with pytest.raises(CheckpointError, match="member 'w' holds Python objects, which only pickle can read"):
+    with pytest.raises(CheckpointError, match="member 'w' holds Python objects, which only pickle can read") as info:
         load(path, {"w": np.zeros(2)})
+    assert "damaged" not in str(info.value)
     assert not sentinel.exists()
 
 
@@ -271,6 +272,17 @@ def test_a_member_edited_behind_the_metadata_is_caught(tmp_path):
              w=np.ones(3, np.float32))
     with pytest.raises(CheckpointError, match="member 'w' is float32 .3,., but its metadata says float64 .2,."):
         load(tmp_path / "e.npz", {"w": np.zeros(2)})
+
+
+def test_a_header_claiming_a_huge_array_is_refused_before_allocating(tmp_path):
+    path = tmp_path / "huge.npz"
+    with zipfile.ZipFile(path, "w") as z:
+        with z.open("__checkpoint__.npy", "w") as f:
+            np.lib.format.write_array(f, _valid_meta(tmp_path))
+        with z.open("w.npy", "w") as f:  # a header for 8 TB of float64, and no data
+            np.lib.format.write_array_header_1_0(f, {"descr": "<f8", "fortran_order": False, "shape": (10**12,)})
+    with pytest.raises(CheckpointError, match=r"member 'w' is float64 \(1000000000000,\), but its metadata says"):
+        load(path, {"w": np.zeros(2)})
 
 
 # ---- optimiser state: training resumed from a checkpoint is bit-identical ----

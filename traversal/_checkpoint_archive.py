@@ -93,26 +93,35 @@ class Archive:
                                   "it does not hold")
 
     def read(self, name, entry):
-        """Member ``name`` as an array, refusing pickled data, checked against its metadata ``entry``."""
-        array = self._raw(name)
-        if str(array.dtype) != entry["dtype"] or list(array.shape) != entry["shape"]:
-            raise CheckpointError(f"load: {self.path} is damaged: member {name!r} is {array.dtype} {array.shape}, "
-                                  f"but its metadata says {entry['dtype']} {tuple(entry['shape'])}")
+        """Member ``name`` as an array, refusing pickled data, checked against its metadata ``entry``
+        (which ``load`` has checked against ``like``, so a crafted header cannot make it allocate more)."""
+        array = self._raw(name, entry)
+        self._check(name, array.dtype, array.shape, entry)
         return array
 
-    def _raw(self, name):
+    def _check(self, name, dtype, shape, entry):
+        if str(dtype) != entry["dtype"] or list(shape) != entry["shape"]:
+            raise CheckpointError(f"load: {self.path} is damaged: member {name!r} is {dtype} {tuple(shape)}, "
+                                  f"but its metadata says {entry['dtype']} {tuple(entry['shape'])}")
+
+    def _raw(self, name, entry=None):
         info = self._info(name)
         try:
-            if info.compress_type == zipfile.ZIP_STORED and self.file is not None:  # (the metadata: via zipfile)
-                return self._read_stored(name, info)
+            if info.compress_type == zipfile.ZIP_STORED and entry is not None:  # (the metadata: via zipfile)
+                return self._read_stored(name, info, entry)
             array = self.npz[name]
+        except CheckpointError:
+            raise
         except ValueError as e:  # numpy's reader refuses object arrays when allow_pickle=False
-            raise CheckpointError(f"load: refused {self.path}: member {name!r} holds Python objects, which only "
-                                  f"pickle can read, and pickle can run code ({e})") from None
+            raise self._objects(name, e) from None
         if not isinstance(array, np.ndarray):
             raise CheckpointError(f"load: refused {self.path}: member {name!r} is not a .npy array (raw bytes, "
                                   "perhaps a pickle); it was not unpickled")
         return array
+
+    def _objects(self, name, reason):
+        return CheckpointError(f"load: refused {self.path}: member {name!r} holds Python objects, which only "
+                               f"pickle can read, and pickle can run code ({reason})")
 
     def _info(self, name):
         for candidate in (name + ".npy", name):
@@ -122,7 +131,7 @@ class Archive:
                 continue
         raise CheckpointError(f"load: {self.path} has no member {name!r}")
 
-    def _read_stored(self, name, info):
+    def _read_stored(self, name, info, entry):
         """numpy's .npy reader (allow_pickle=False), at the member's data in the file: one read per array."""
         self.file.seek(info.header_offset)
         signature, name_length, extra_length = struct.unpack("<4s22xHH", self.file.read(30))
@@ -132,11 +141,21 @@ class Archive:
             raise CheckpointError(f"load: refused {self.path}: member {name!r} is not a .npy array (raw bytes, "
                                   "perhaps a pickle); it was not unpickled")
         self.file.seek(start)
+        header = _HEADERS.get(np.lib.format.read_magic(self.file))
+        if header is not None:  # the shape and dtype, checked before anything is allocated
+            shape, _, dtype = header(self.file)
+            if dtype.hasobject:
+                raise self._objects(name, f"its .npy header says dtype {dtype}")
+            self._check(name, dtype, shape, entry)
+        self.file.seek(start)
         array = np.lib.format.read_array(self.file, allow_pickle=False)
         if self.file.tell() - start != info.file_size:
             raise CheckpointError(f"load: {self.path} is damaged: member {name!r} does not end where its .npy "
                                   "header says")
         return array
+
+
+_HEADERS = {(1, 0): np.lib.format.read_array_header_1_0, (2, 0): np.lib.format.read_array_header_2_0}
 
 
 def _open(path):
