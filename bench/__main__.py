@@ -10,11 +10,11 @@ import subprocess
 import sys
 import time
 
-from . import kernels, mlp, overhead, report, resnet, system, total
+from . import checkpoint, kernels, mlp, overhead, report, resnet, system, total
 from ._timing import Context, Mismatch, Row, try_torch
 
 MODULES = {"overhead": overhead, "mlp": mlp, "total": total, "kernels": kernels, "resnet": resnet,
-           "system": system}
+           "system": system, "checkpoint": checkpoint}
 
 
 def _progress(k, n, name):

@@ -19,10 +19,10 @@ from ._embedding import Embedding
 from ._norm import BatchNorm, LayerNorm
 from ._pool import AvgPool2d, MaxPool2d, global_avg_pool
 from ._resnet import BasicBlock, ResNet, resnet18
-from ._torch import load_torch_state_dict
+from ._torch import load_torch_state_dict, save_torch_state_dict
 
 __all__ = [
     "Dense", "Conv2d", "BatchNorm", "LayerNorm", "Embedding", "Chain", "Residual", "MLP",
     "MaxPool2d", "AvgPool2d", "global_avg_pool", "BasicBlock", "ResNet", "resnet18",
-    "load_torch_state_dict", "forward",
+    "load_torch_state_dict", "save_torch_state_dict", "forward",
 ]

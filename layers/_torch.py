@@ -1,4 +1,4 @@
-"""load_torch_state_dict: the same weights in both frameworks, for parity tests and benchmarks."""
+"""load_torch_state_dict and save_torch_state_dict: the same weights in both frameworks, either way."""
 
 import numpy as np
 
@@ -47,6 +47,37 @@ def load_torch_state_dict(model, state_dict):
     if extra:
         raise KeyError(f"load_torch_state_dict: torch keys with no place in the model: {extra[:5]}")
     return new
+
+
+def save_torch_state_dict(model):
+    """A torch state dict of ``model``: the reverse of :func:`load_torch_state_dict`.
+
+    A dict ``{torch name: tensor}`` in traversal order (for torchvision-style models, the order
+    of torch's own ``state_dict()``), every float array copied into a CPU tensor of its dtype,
+    non-trainable buffers included.  Tied positions share one tensor, as in torch.  Every
+    ``running_var`` gets its torch sibling ``num_batches_tracked``, 0: our BatchNorm has a fixed
+    momentum, and torch reads the count only when ``momentum=None``.  Needs torch.
+
+    >>> from layers import Dense
+    >>> {k: tuple(v.shape) for k, v in save_torch_state_dict([Dense.init(3, 2)]).items()}
+    {'0.weight': (2, 3), '0.bias': (2,)}
+    """
+    import torch
+
+    state, tensors = {}, {}
+
+    def put(path, leaf):
+        if isnumeric(leaf):
+            name = torch_name(path)
+            if id(leaf) not in tensors:
+                tensors[id(leaf)] = (leaf, torch.from_numpy(np.array(leaf)))  # keep leaf alive: ids stay unique
+            state[name] = tensors[id(leaf)][1]
+            if name.endswith("running_var"):
+                state[name[: -len("running_var")] + "num_batches_tracked"] = torch.tensor(0)
+        return leaf
+
+    fmap_with_path(put, model, exclude=lambda x: isnumeric(x) or not _has_children(x), cache=False)
+    return state
 
 
 def _has_children(x):

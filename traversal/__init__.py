@@ -11,6 +11,7 @@ arrives with its own issue.
 """
 
 from ._cache import IdentityCache, usecache
+from ._checkpoint import CheckpointError, CheckpointWarning, load, save
 from ._dense import hessian_from_dense, hessian_to_dense
 from ._destructure import destructure
 from ._functor import children, isleaf, leaf, rebuild, register, register_leaf
@@ -36,6 +37,7 @@ __all__ = [
     "fmap", "fmapstructure", "fmap_with_path", "fmapstructure_with_path", "fleaves", "fcollect", "NOPRUNE",
     "KeyPath", "getkeypath", "haskeypath", "setkeypath",
     "isnumeric", "trainable", "trainables", "destructure", "hessian_to_dense", "hessian_from_dense", "total",
+    "save", "load", "CheckpointError", "CheckpointWarning",
     "DefaultWalk", "StructuralWalk", "FlattenWalk", "ExcludeWalk", "CachedWalk", "CollectWalk",
     "TrainableWalk", "Done", "Expand", "execute", "split", "IdentityCache", "usecache",
 ]

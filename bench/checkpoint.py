@@ -1,0 +1,47 @@
+"""Checkpoints of ResNet-18 (1000 classes, 47 MB): traversal.save/load beside torch.save/torch.load
+(weights_only=True) of the same state dict.  Run alone: ``python -m bench.checkpoint``."""
+
+import os
+import tempfile
+
+import layers
+from traversal import load, save, trainables
+
+from ._timing import Row
+
+
+def save_and_load(ctx):
+    model, like = layers.resnet18(1000, seed=0), layers.resnet18(1000, seed=1)
+    with tempfile.TemporaryDirectory() as folder:
+        ours_path, torch_path = os.path.join(folder, "r.npz"), os.path.join(folder, "r.pt")
+        mb = sum(a.nbytes for a in trainables(model)) / 1e6
+        rows = [Row(f"resnet18 checkpoint save ({mb:.0f} MB of parameters)", goal=2.0, goal_text="≤ 2× torch",
+                    note="ours writes a temporary file and renames it over the old one (never half a checkpoint); "
+                         "torch.save overwrites in place"),
+                Row(f"resnet18 checkpoint load ({mb:.0f} MB of parameters)", goal=1.5, goal_text="≤ 1.5× torch")]
+        save(ours_path, model)
+        ctx.check(rows[1].suite, [load(ours_path, like).fc.weight], [model.fc.weight], rtol=0, atol=0)
+        if ctx.torch is not None:
+            _torch_side(ctx, rows, model, torch_path)
+        rows[0].ours = ctx.time(lambda: save(ours_path, model))
+        rows[1].ours = ctx.time(lambda: load(ours_path, like))
+    for row in rows:
+        row.value = row.ours / row.torch if row.torch else None
+    return rows
+
+
+def _torch_side(ctx, rows, model, path):
+    torch = ctx.torch
+    state = layers.save_torch_state_dict(model)
+    torch.save(state, path)
+    ctx.check(rows[1].suite, [torch.load(path, weights_only=True)["fc.weight"].numpy()], [model.fc.weight])
+    rows[0].torch = ctx.time(lambda: torch.save(state, path))
+    rows[1].torch = ctx.time(lambda: torch.load(path, weights_only=True))
+
+
+SUITES = [save_and_load]
+
+if __name__ == "__main__":
+    from .__main__ import main
+
+    main(["--only", "checkpoint"])

@@ -1,0 +1,141 @@
+"""save and load: a model (or optimiser state) as a numpy ``.npz`` archive, each array under its key path.
+
+The archive is a zip of ``.npy`` members, one per distinct array, named by the
+key path of its first occurrence (``layers[0].weight``), plus one member,
+``__checkpoint__``, holding JSON metadata: for every leaf position its entry
+(see ``_checkpoint_entries``), so ties, plain values and opaque leaves are
+recorded too.  Nothing is pickled: ``load`` reads with ``allow_pickle=False``,
+refuses members that are not plain ``.npy`` arrays, and checks everything
+against ``like`` before it builds anything, so a bad file loads nothing.
+"""
+
+import os
+import warnings
+
+from ._cache import IdentityCache
+from ._checkpoint_archive import META, STORED, Archive, write
+from ._checkpoint_entries import CheckpointError, CheckpointWalk, decode_value, describe, entries
+from ._walks import NOPRUNE, CachedWalk, execute
+
+__all__ = ["save", "load", "CheckpointError", "CheckpointWarning"]
+
+_SAME = {"array": ("dtype", "shape"), "tie": ("to", "dtype", "shape"), "value": (), "scalar": ("dtype",),
+         "object": ("type",)}  # what must agree between file and ``like`` for each kind of entry
+_FIX = ("load into a model of the same architecture (same fields, shapes, dtypes, and ties: a tie is one "
+        "array object at several positions), or pass strict=False to skip missing and extra keys")
+
+
+class CheckpointWarning(UserWarning):
+    """``load(..., strict=False)`` skipped keys: ``missing`` (in ``like``, not the file) and ``extra``.
+
+    >>> import os, tempfile, warnings
+    >>> import numpy as np
+    >>> path = os.path.join(tempfile.mkdtemp(), "body.npz")
+    >>> save(path, {"body": np.ones(2), "old_head": np.ones(3)})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     model = load(path, {"body": np.zeros(2), "new_head": np.zeros(4)}, strict=False)
+    >>> caught[0].message.missing, caught[0].message.extra, model["body"]
+    (['new_head'], ['old_head'], array([1., 1.]))
+    """
+
+    def __init__(self, message, missing, extra):
+        super().__init__(message)
+        self.missing, self.extra = missing, extra
+
+
+def save(path, tree):
+    """Write ``tree`` (a model, an optimiser state, or a dict of both) to ``path`` as an ``.npz`` archive.
+
+    Each distinct array is stored once under the key path of its first occurrence; later
+    occurrences are recorded as ties.  Plain values (bool, int, float, complex, str, None) are
+    written; other leaves (functions, say) are only named, and ``load`` takes them from ``like``.
+    The file is written beside ``path`` and moved into place, so a crash never leaves half a file.
+
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.npz")
+    >>> w = np.array([1.0, 2.0])
+    >>> save(path, {"a": w, "b": w, "act": np.tanh, "lr": 0.1})
+    >>> sorted(np.load(path))
+    ['__checkpoint__', 'a']
+    """
+    found = entries(tree)
+    if META in found:
+        raise CheckpointError(f"save: the key path {META!r} is reserved for the checkpoint's metadata; rename it")
+    stored = [(name, leaf) for name, (_, e, leaf) in found.items() if e["kind"] in STORED]
+    write(os.fspath(path), {name: e for name, (_, e, _) in found.items()}, stored)
+
+
+def load(path, like, strict=True):
+    """The tree saved at ``path``, rebuilt in the structure of ``like`` (a model of the same architecture).
+
+    Arrays, numpy scalars and plain values come from the file; opaque leaves (functions) from
+    ``like``, after checking they are of the same kind.  A tie in the file is restored as one array
+    at every tied position.  A missing or extra key, a shape or dtype mismatch, or a tie the file
+    has and ``like`` lacks (or the reverse) raises :class:`CheckpointError` naming each key path
+    and both sides, and nothing is loaded.  With ``strict=False`` missing keys keep ``like``'s leaf,
+    extra keys are ignored, and a :class:`CheckpointWarning` lists both.  Never unpickles.
+
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> path = os.path.join(tempfile.mkdtemp(), "model.npz")
+    >>> w = np.array([1.0, 2.0])
+    >>> save(path, {"a": w, "b": w, "lr": 0.1})
+    >>> z = np.zeros(2)
+    >>> out = load(path, {"a": z, "b": z, "lr": 0.0})
+    >>> out["a"], out["a"] is out["b"], out["lr"]
+    (array([1., 2.]), True, 0.1)
+    """
+    with Archive(path) as archive:
+        found = archive.entries
+        wanted = entries(like)
+        missing, extra = _compare(found, wanted, strict, path)
+        arrays = {name: archive.read(name, found[name]) for name in wanted
+                  if name in found and found[name]["kind"] in STORED}
+    if missing or extra:
+        warnings.warn(CheckpointWarning(f"load: {path}: skipped {len(missing)} key path(s) missing from the file "
+                                        f"{missing[:10]} and {len(extra)} extra in it {extra[:10]}",
+                                        missing, extra), stacklevel=2)
+    return _build(like, found, arrays)
+
+
+def _compare(found, wanted, strict, path):
+    """``(missing, extra)`` key paths; raise listing every mismatch (and, if strict, every missing/extra key)."""
+    missing = [name for name in wanted if name not in found]
+    extra = [name for name in found if name not in wanted]
+    problems = [f"{name}: the file has {describe(found[name])} but like has {describe(want)}"
+                for name, (_, want, _) in wanted.items() if name in found and not _same(found[name], want)]
+    if strict:
+        problems += [f"{name}: missing from the file; like has {describe(wanted[name][1])}" for name in missing]
+        problems += [f"{name}: in the file ({describe(found[name])}) but not in like" for name in extra]
+    if problems:
+        shown = "\n  ".join(problems[:20]) + ("\n  ..." if len(problems) > 20 else "")
+        raise CheckpointError(f"load: {path} does not fit like at {len(problems)} key path(s); nothing was "
+                              f"loaded:\n  {shown}\n{_FIX}")
+    return missing, extra
+
+
+def _same(have, want):
+    kind = have["kind"]
+    return kind == want["kind"] and all(have[k] == want[k] for k in _SAME[kind])
+
+
+_RESTORE = {  # (entry, stored member or None, like's leaf) -> the loaded leaf
+    "array": lambda entry, stored, old: stored,
+    "scalar": lambda entry, stored, old: stored[()],
+    "value": lambda entry, stored, old: decode_value(entry),
+    "tie": lambda entry, stored, old: old,  # not reached: a matching tie in like is served by the identity cache
+    "object": lambda entry, stored, old: old,
+}
+
+
+def _build(like, found, arrays):
+    """``like`` rebuilt with the file's leaves; the identity cache keyed on ``like`` restores every tie."""
+
+    def restore(path, old):
+        name = str(path)
+        entry = found.get(name)
+        return old if entry is None else _RESTORE[entry["kind"]](entry, arrays.get(name), old)
+
+    return execute(CachedWalk(CheckpointWalk(restore, build=True), IdentityCache(), NOPRUNE), like)
