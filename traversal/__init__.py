@@ -1,8 +1,7 @@
 """traversal: Functors/Optimisers-style walks over nested models.
 
 The functor protocol (shared with ``autodiff``), composable walks and the
-``fmap`` family, key paths, trainability and ``destructure``.  ``total``
-arrives with its own issue.
+``fmap`` family, key paths, trainability, ``destructure`` and ``total``.
 
 >>> import numpy as np
 >>> import traversal
@@ -25,6 +24,7 @@ from ._walks import (
     ExcludeWalk,
     Expand,
     FlattenWalk,
+    MissingWalk,
     StructuralWalk,
     execute,
     split,
@@ -35,6 +35,6 @@ __all__ = [
     "fmap", "fmapstructure", "fmap_with_path", "fmapstructure_with_path", "fleaves", "fcollect", "NOPRUNE",
     "KeyPath", "getkeypath", "haskeypath", "setkeypath",
     "isnumeric", "trainable", "trainables", "destructure", "total",
-    "DefaultWalk", "StructuralWalk", "FlattenWalk", "ExcludeWalk", "CachedWalk", "CollectWalk",
+    "DefaultWalk", "StructuralWalk", "FlattenWalk", "ExcludeWalk", "CachedWalk", "CollectWalk", "MissingWalk",
     "TrainableWalk", "Done", "Expand", "execute", "split", "IdentityCache", "usecache",
 ]
