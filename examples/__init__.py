@@ -1,8 +1,9 @@
 """Worked second-order examples; run each as ``python examples/NAME.py`` or ``python -m examples.NAME``.
 
 Each prints its result and saves a figure to ``examples/figures/NAME.png``.
-``EXAMPLES_QUICK=1`` in the environment shortens the training loops (the
-tests run every example that way, both ways).
+``EXAMPLES_QUICK=1`` in the environment shortens the training loops and skips
+the comparisons with torch, and ``EXAMPLES_FIGURES=DIR`` saves the figures
+there instead (the tests run every example that way, both ways).
 """
 
 import os
@@ -20,12 +21,7 @@ def training_steps(full, quick):
 
 
 def compare_with_torch():
-    """True when torch is installed and the run is not quick; otherwise say why the comparison is skipped.
-
-    >>> compare_with_torch() in (True, False)  # doctest: +ELLIPSIS
-    ...
-    True
-    """
+    """True when torch is installed and the run is not quick; otherwise print why the comparison is skipped."""
     import importlib.util
 
     if QUICK:

@@ -96,6 +96,8 @@ def fmap(f, x, *ys, exclude=isleaf, walk=None, cache=True, prune=NOPRUNE):
 def fmapstructure(f, x, *ys, exclude=isleaf, cache=True, prune=NOPRUNE):
     """Like :func:`fmap`, but containers come back as plain dicts, tuples and lists.
 
+    A node kept because another tree holds ``None`` there comes back as it is.
+
     >>> from collections import namedtuple
     >>> P = namedtuple("P", "a b")
     >>> fmapstructure(lambda v: v + 1, P(1, [2, 3]))
