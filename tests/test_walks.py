@@ -172,6 +172,8 @@ def test_trees_with_different_leaf_shapes_raise_naming_the_path_and_both_shapes(
     with pytest.raises(ValueError, match=r"differ at w: the first tree has a leaf \(numpy\.ndarray of shape "
                                          r"\(2,\), dtype float64\) but tree 2 has a dict"):
         fmap(np.add, {"w": np.ones(2)}, {"w": {"a": np.ones(2)}})
+    scaled = fmap(lambda x, lr: x * lr, {"w": np.ones(2), "b": np.ones(3)}, {"w": np.float64(0.5), "b": 2.0})
+    np.testing.assert_array_equal(scaled["w"], [0.5, 0.5])  # a scalar per leaf is not a shape mismatch
 
 
 def test_f_failing_on_a_leaf_names_the_key_path_type_and_shape():

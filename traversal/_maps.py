@@ -52,7 +52,7 @@ def _check_same_leaf(path, leaf, y, which):
     if other is None and children(y):
         raise ValueError(f"fmap: the trees differ at {path}: the first tree has a leaf ({_describe(leaf)}) but "
                          f"tree {which} has a {type(y).__name__}; walk trees of the same structure")
-    if other is not None and tuple(other) != tuple(shape):
+    if other is not None and tuple(other) not in (tuple(shape), ()):  # a scalar per leaf (np.float64) is fine
         raise ValueError(f"fmap: the trees differ at {path}: the first tree has shape {tuple(shape)}, tree "
                          f"{which} has shape {tuple(other)}; walk trees of the same structure and leaf shapes")
 
