@@ -1,8 +1,8 @@
 """``python -m bench``: every benchmark beside PyTorch, checked before timed, as a table, JSON and a chart.
 
-Options: ``--full`` (longer timings), ``--only NAME`` (one module: overhead, mlp, total, kernels, resnet,
-system), ``--contention`` (rerun the kernel suites with the other core kept busy),
-``--inject-mismatch SUITE`` (a self-test: corrupt one result; the run must stop before timing).
+Options: ``--full`` (longer timings), ``--only NAMES`` (a comma list of modules among overhead, mlp,
+total, kernels, resnet, system: ``--only overhead,mlp``), ``--contention`` (rerun the kernel suites with the
+other core kept busy), ``--inject-mismatch SUITE`` (a self-test: corrupt one result; the run must stop before timing).
 """
 
 import argparse
@@ -55,10 +55,22 @@ def _spread(spreads):
     return f"{ordered[len(ordered) // 2]:.2f} typically, up to {ordered[-1]:.2f}"
 
 
+def _modules(text):
+    """``--only overhead,mlp``: the named modules in the order given, each once."""
+    names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    unknown = [n for n in names if n not in MODULES]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown module {', '.join(unknown) or repr(text)}; choose a comma list among {', '.join(MODULES)}"
+        )
+    return [MODULES[n] for n in names]
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.splitlines()[0])
     parser.add_argument("--full", action="store_true", help="longer, steadier timings")
-    parser.add_argument("--only", choices=sorted(MODULES), help="run one module's suites")
+    parser.add_argument("--only", type=_modules, metavar="NAMES",
+                        help=f"run these modules' suites, a comma list among {', '.join(MODULES)}")
     parser.add_argument("--contention", action="store_true", help="rerun the kernels with one core busy")
     parser.add_argument("--inject-mismatch", default="", metavar="SUITE", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -67,7 +79,7 @@ def main(argv=None):
         print("torch is not installed: running ours alone, with the numpy floor where there is one. "
               "For the comparison: pip install -e '.[bench]' (it pins torch==2.13.0, the CPU build).")
     ctx = Context(quick=not args.full, torch=torch, inject=args.inject_mismatch, repeats=25 if args.full else 15)
-    modules = [MODULES[args.only]] if args.only else list(MODULES.values())
+    modules = args.only or list(MODULES.values())
     suites = [s for m in modules for s in m.SUITES]
     start = time.perf_counter()
     try:

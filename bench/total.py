@@ -1,4 +1,4 @@
-"""total(f, model) side by side with torch: the seed model, the Optimisers#171 model, and leaf scaling.
+"""total(f, model) side by side with torch: a tiny dict model, a 66k-parameter model of 10 arrays, leaf scaling.
 
 Run: ``python -m bench.total``.  Values and gradients are checked against torch before timing.
 """
@@ -14,11 +14,12 @@ from ._timing import Row
 
 
 def seed_model():
+    """A dict of 2 small arrays (3 parameters) beside a function and ints."""
     return {"x": np.array([3.0, 4.0]), "y": (np.sin, np.array([5.0])), "z": (6, 7)}
 
 
 def optimisers171_model():
-    """Dense 128→128 ×2, BatchNorm(128), a function layer, Dense ×2; float32; 10 trainable arrays."""
+    """Dense 128→128 ×2, BatchNorm(128), a function layer, Dense ×2; float32; 66k parameters in 10 arrays."""
     dense = [Dense.init(128, 128, seed=k) for k in range(4)]
     return Chain([dense[0], dense[1], BatchNorm.init(128), np.tanh, dense[2], dense[3]])
 
@@ -47,10 +48,10 @@ def _torch_side(torch, model, f_torch):
 
 
 def _relative_note(row, issue_torch):
-    """The goal as the issue set it, next to torch's time there: a machine-independent reading of it."""
+    """The goal beside torch's time when it was set: a machine-independent reading of it."""
     if row.torch is None:
         return ""
-    return (f"the issue measured torch at {issue_torch:g} µs, so its goal is {row.goal / issue_torch:.2f}× torch; "
+    return (f"the goal was set when torch took {issue_torch:g} µs, so it is {row.goal / issue_torch:.2f}× torch; "
             f"here ours is {row.ours / row.torch:.2f}× torch")
 
 
@@ -79,11 +80,12 @@ def _arrays(g):
 
 
 def seed(ctx):
-    return _pair(ctx, "seed model: norm", seed_model(), anp.linalg.norm, lambda t: t.norm(), (3, 12), (7.6, 33))
+    return _pair(ctx, "3-parameter dict of 2 arrays: norm", seed_model(), anp.linalg.norm, lambda t: t.norm(),
+                 (3, 12), (7.6, 33))
 
 
 def optimisers171(ctx):
-    return _pair(ctx, "Optimisers#171 model: sumsq", optimisers171_model(), autodiff.sumsq,
+    return _pair(ctx, "66k-parameter model of 10 arrays: sumsq", optimisers171_model(), autodiff.sumsq,
                  lambda t: (t * t).sum(), (12, 40), (38, 165))
 
 

@@ -1,12 +1,19 @@
 """Gradient-norm penalty: train with ``loss + μ·total((x, dx) -> sumsq(dx), m, grad(loss)(m))``, a double
 backward through ``total``.  Its gradients agree with torch's ``create_graph=True`` on the same weights.
 
-Run: ``python -m examples.gradient_norm_penalty``.
+Run: ``python examples/gradient_norm_penalty.py`` or ``python -m examples.gradient_norm_penalty``.
 """
+
+import os
+import sys
+
+if not __package__:  # run as a script (python examples/NAME.py): import this checkout's packages
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 
 import autodiff
+from examples import compare_with_torch, training_steps
 from layers import MLP
 from layers.losses import softmax_cross_entropy
 from optimisers import Adam, setup, update
@@ -58,18 +65,16 @@ def train(steps=150):
 
 
 def main(plot=True):
-    model, curve = train()
+    model, curve = train(training_steps(150, 5))
     x, labels = data()
-    ours = trainables(autodiff.grad(penalised)(model, x, labels))
-    try:
+    if compare_with_torch():
+        ours = trainables(autodiff.grad(penalised)(model, x, labels))
         theirs = torch_gradients(model, x, labels)
         gap = max(float(np.abs(a - b).max()) for a, b in zip(ours, theirs))
         print(f"largest difference to torch's double backward: {gap:.2e}")
-    except ImportError:
-        print("torch is not installed; skipping the comparison (pip install -e '.[test]')")
     print(f"penalised loss: {curve[0]:.4f} -> {curve[-1]:.4f}")
     if plot:
-        from ._plot import pyplot, save
+        from examples._plot import pyplot, save
 
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(6, 3.5))

@@ -1,8 +1,14 @@
 """The Hessian spectrum of a small MLP's loss: the top eigenvalue by Lanczos on ``hvp`` equals
 ``numpy.linalg.eigvalsh`` of the dense Hessian built with ``autodiff.hessian``.
 
-Run: ``python -m examples.hessian_spectrum``.
+Run: ``python examples/hessian_spectrum.py`` or ``python -m examples.hessian_spectrum``.
 """
+
+import os
+import sys
+
+if not __package__:  # run as a script (python examples/NAME.py): import this checkout's packages
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 
@@ -53,7 +59,7 @@ def main(plot=True):
     print(f"{exact.size} parameters; top Hessian eigenvalue by Lanczos on hvp: {top:.10f}")
     print(f"numpy.linalg.eigvalsh of the dense Hessian:                  {exact[-1]:.10f}")
     if plot:
-        from ._plot import pyplot, save
+        from examples._plot import pyplot, save
 
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(6, 3.5))

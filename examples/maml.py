@@ -1,12 +1,19 @@
 """MAML on sine-wave regression: meta-gradients differentiate through the inner SGD step (second order).
 The meta-loss falls, and the meta-gradient matches torch's ``create_graph=True`` on the same weights and batch.
 
-Run: ``python -m examples.maml``.
+Run: ``python examples/maml.py`` or ``python -m examples.maml``.
 """
+
+import os
+import sys
+
+if not __package__:  # run as a script (python examples/NAME.py): import this checkout's packages
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 
 import autodiff
+from examples import compare_with_torch, training_steps
 from layers import MLP
 from layers.losses import mse
 from optimisers import Adam, setup, update
@@ -71,19 +78,17 @@ def train(steps=300, meta_batch=4, seed=0):
     return model, curve
 
 
-def main(plot=True, steps=1000):
-    model, curve = train(steps)
+def main(plot=True):
+    model, curve = train(training_steps(1000, 10))
     first, last = np.mean(curve[:30]), np.mean(curve[-30:])
     print(f"meta-loss (mean of 30 steps): {first:.3f} at the start, {last:.3f} at the end")
     batch = tasks(np.random.default_rng(1), 4)
-    try:
+    if compare_with_torch():
         ours = trainables(autodiff.grad(meta_loss)(model, batch))
         gap = max(float(np.abs(a - b).max()) for a, b in zip(ours, torch_meta_gradient(model, batch)))
         print(f"largest difference to torch's meta-gradient: {gap:.2e}")
-    except ImportError:
-        print("torch is not installed; skipping the comparison (pip install -e '.[test]')")
     if plot:
-        from ._plot import pyplot, save
+        from examples._plot import pyplot, save
 
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(6, 3.5))

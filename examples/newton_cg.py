@@ -3,8 +3,14 @@
 Each Newton step solves ``H p = -g`` by conjugate gradients, touching ``H`` only through
 ``autodiff.hvp``.  The optimum equals ``scipy.optimize.minimize(method="Newton-CG")``'s.
 
-Run: ``python -m examples.newton_cg``.
+Run: ``python examples/newton_cg.py`` or ``python -m examples.newton_cg``.
 """
+
+import os
+import sys
+
+if not __package__:  # run as a script (python examples/NAME.py): import this checkout's packages
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 
@@ -75,7 +81,7 @@ def main(plot=True):
     print(f"Newton-CG converged in {len(history)} steps; gradient norm {history[-1][1]:.1e}")
     print(f"largest difference to scipy's Newton-CG optimum: {np.abs(w - ref).max():.2e}")
     if plot:
-        from ._plot import pyplot, save
+        from examples._plot import pyplot, save
 
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(6, 3.5))

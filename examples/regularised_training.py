@@ -1,12 +1,19 @@
 """Regularised training: an MLP trained with ``loss + λ·total(sumsq, m)`` and with an L1 penalty through
 ``total(abssum, m)``.  The L2 path equals ``WeightDecay``, gradient for gradient.
 
-Run: ``python -m examples.regularised_training``.
+Run: ``python examples/regularised_training.py`` or ``python -m examples.regularised_training``.
 """
+
+import os
+import sys
+
+if not __package__:  # run as a script (python examples/NAME.py): import this checkout's packages
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 import numpy as np
 
 import autodiff
+from examples import training_steps
 from layers import MLP
 from layers.losses import mse
 from optimisers import Descent, OptimiserChain, WeightDecay, setup, update
@@ -55,7 +62,8 @@ def penalty_equals_weight_decay(model, x, y):
 
 def main(plot=True):
     x, y = data()
-    (l2_model, l2_curve), (l1_model, l1_curve) = train(l2_loss), train(l1_loss)
+    n = training_steps(300, 10)
+    (l2_model, l2_curve), (l1_model, l1_curve) = train(l2_loss, n), train(l1_loss, n)
     a, b = penalty_equals_weight_decay(l2_model, x, y)
     from traversal import trainables
 
@@ -64,7 +72,7 @@ def main(plot=True):
     print(f"L1 model: {sum(int((np.abs(p) < 1e-3).sum()) for p in trainables(l1_model))} weights below 1e-3")
     print(f"L2 penalty step vs WeightDecay step, largest difference: {gap:.2e}")
     if plot:
-        from ._plot import pyplot, save
+        from examples._plot import pyplot, save
 
         plt = pyplot()
         fig, ax = plt.subplots(figsize=(6, 3.5))

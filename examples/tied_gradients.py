@@ -3,8 +3,14 @@
 The gradient puts the tie's accumulated total at its first occurrence (``None`` at the second), the global
 gradient norm through ``total`` counts the tie once, and an optimiser step applies it once and keeps the tie.
 
-Run: ``python -m examples.tied_gradients``.
+Run: ``python examples/tied_gradients.py`` or ``python -m examples.tied_gradients``.
 """
+
+import os
+import sys
+
+if not __package__:  # run as a script (python examples/NAME.py): import this checkout's packages
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 from dataclasses import dataclass
 
@@ -51,7 +57,15 @@ def global_norm(m, g):
     return float(np.sqrt(total(lambda x, dx: autodiff.sumsq(dx), m, g)))
 
 
-def main(plot=False):
+def contributions(m, ids, targets):
+    """The tied matrix's gradient from its use as the embedding and from its use as the head, separately."""
+    untied = model()
+    untied.head = type(untied.head)(untied.embed.weight.copy(), untied.head.bias)
+    g = autodiff.grad(loss)(untied, ids, targets)
+    return g.embed.weight, g.head.weight
+
+
+def main(plot=True):
     m, (ids, targets) = model(), batch()
     g = autodiff.grad(loss)(m, ids, targets)
     print(autodiff.show(g, "grad"))
@@ -61,6 +75,22 @@ def main(plot=False):
     state = setup(Descent(0.5), m)
     state, stepped = update(state, m, g)
     print(f"after one step the tie holds: {stepped.embed.weight is stepped.head.weight}")
+    if plot:
+        from examples._plot import pyplot, save
+
+        as_embed, as_head = contributions(m, ids, targets)
+        panels = [(as_embed, "from the embedding"), (as_head, "from the output head"),
+                  (g.embed.weight, "grad at embed.weight (the sum)")]
+        plt = pyplot()
+        fig, axes = plt.subplots(1, 3, figsize=(9, 3.2))
+        scale = max(float(np.abs(a).max()) for a, _ in panels)
+        for ax, (a, title) in zip(axes, panels):
+            ax.imshow(a, cmap="RdBu", vmin=-scale, vmax=scale)
+            ax.set_title(title, fontsize=9)
+            ax.set_xlabel("embedding dim")
+        axes[0].set_ylabel("token")
+        fig.suptitle("the tied matrix's gradient; grad at head.weight is None", fontsize=10)
+        print("saved", save(fig, "tied_gradients"))
 
 
 if __name__ == "__main__":

@@ -50,3 +50,15 @@ def test_without_torch_it_runs_ours_alone_and_says_how_to_install_it():
     assert done.returncode == 0, done.stderr
     assert "torch is not installed" in done.stdout and "pip install" in done.stdout
     assert "per-op overhead" in done.stdout
+
+
+def test_only_takes_a_comma_list_of_modules_and_names_the_choices_for_a_wrong_one(capsys):
+    import pytest
+
+    from bench import __main__ as runner
+    from bench import mlp, overhead
+
+    with pytest.raises(SystemExit):
+        runner.main(["--only", "overhead,nope"])
+    assert "unknown module nope; choose a comma list among overhead, mlp, total" in capsys.readouterr().err
+    assert runner._modules("overhead,mlp") == [overhead, mlp] and runner._modules(" mlp , mlp") == [mlp]

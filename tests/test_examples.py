@@ -1,4 +1,8 @@
-"""Each example's key claim, against an independent answer."""
+"""Each example's key claim, against an independent answer; and each example run both ways, saving its figure."""
+
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -77,3 +81,30 @@ def test_tied_array_counts_once_in_total_and_in_the_step():
     _, stepped = update(setup(Descent(0.5), m), m, g)
     assert stepped.embed.weight is stepped.head.weight
     np.testing.assert_allclose(stepped.embed.weight, m.embed.weight - 0.5 * tie_total, rtol=1e-12)
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+EXAMPLES = sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".py") and f[0] != "_")
+
+
+def _launch(command, cwd, figures):
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    # Short loops, and the numpy reference for the kernels (numba's are tested in-process): this checks
+    # the ways of running an example, not its numbers.
+    env.update(EXAMPLES_QUICK="1", EXAMPLES_FIGURES=str(figures), MPLBACKEND="Agg", AUTODIFF_KERNELS="numpy")
+    return subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.parametrize("name", EXAMPLES)
+def test_each_example_runs_as_a_script_and_as_a_module_and_saves_its_figure(name, tmp_path):
+    """``python examples/NAME.py`` from any folder and ``python -m examples.NAME`` from the root, side by side."""
+    runs = {"script": (_launch([sys.executable, os.path.join(ROOT, "examples", name + ".py")], tmp_path,
+                               tmp_path / "script"), tmp_path / "script"),
+            "module": (_launch([sys.executable, "-m", f"examples.{name}"], ROOT, tmp_path / "module"),
+                       tmp_path / "module")}
+    for way, (process, figures) in runs.items():
+        out, err = process.communicate(timeout=300)
+        assert process.returncode == 0, f"{way}: {err[-2000:]}"
+        png = figures / f"{name}.png"
+        assert png.exists() and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", f"{way}: no figure saved"
+        assert f"saved {png}" in out

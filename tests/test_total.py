@@ -8,7 +8,9 @@ from gallery import BatchNormLike, Dense, gallery
 
 import autodiff
 import autodiff.numpy as anp
+import layers
 from autodiff import grad
+from layers import Chain
 from traversal import fmap, isnumeric, total, trainables
 
 
@@ -192,6 +194,50 @@ def test_only_filters_by_type_and_predicate():
     g = grad(lambda m: total(sumsq, m, only=Dense))(model)
     assert g["norm"] is None and g["free"] is None
     np.testing.assert_allclose(g["dense"].weight, 2 * inner.weight)
+
+
+def _mlp():
+    return layers.MLP([3, 4, 2], dtype=np.float64, seed=1)
+
+
+_MATRICES = lambda n: getattr(n, "ndim", 0) == 2  # noqa: E731
+
+
+@pytest.mark.parametrize("layouts", [False, True])
+@pytest.mark.parametrize("f", [autodiff.sumsq, sumsq], ids=["known reduction", "any f"])
+def test_only_tests_the_parameters_themselves_as_well_as_their_containers(monkeypatch, layouts, f):
+    from autodiff import _layouts
+
+    monkeypatch.setattr(_layouts, "ENABLED", layouts)
+    model = _mlp()
+    weights = [p for p in trainables(model) if p.ndim == 2]
+    for _ in range(3):  # later calls may take the compiled readers: they must not bypass only=
+        assert np.isclose(total(f, model, only=_MATRICES), sum(float((w * w).sum()) for w in weights))
+        assert np.isclose(total(f, model, only=np.ndarray), total(f, model))
+        assert np.isclose(total(f, model, only=(np.ndarray,)), total(f, model))
+        g = grad(lambda m: total(f, m, only=_MATRICES))(model)
+        for layer in (0, 2):
+            np.testing.assert_allclose(g.layers[layer].weight, 2 * model.layers[layer].weight)
+            assert g.layers[layer].bias is None
+        g = grad(lambda m: total(f, m, only=np.ndarray))(model)
+        np.testing.assert_allclose(g.layers[2].bias, 2 * model.layers[2].bias)
+
+
+def test_only_matching_a_parameter_with_grads_and_at_second_order():
+    model = _mlp()
+    loss = lambda m: anp.sum(m(np.ones((2, 3))) ** 2)  # noqa: E731
+    grads = grad(loss)(model)
+    weights = [(model.layers[k].weight, grads.layers[k].weight) for k in (0, 2)]
+    for f in (autodiff.sumsq, lambda x, dx: anp.sum(dx * dx)):
+        value = total(f, model, grads, only=_MATRICES)
+        assert np.isclose(value, sum(float((dx * dx).sum()) for _, dx in weights))
+    penalty = lambda m: total(autodiff.sumsq, grad(loss)(m), only=_MATRICES)  # noqa: E731
+    assert autodiff.gradcheck(penalty, model)
+
+
+def test_a_predicate_that_fails_on_a_container_names_it_and_the_fix():
+    with pytest.raises(TypeError, match=r"only= predicate raised AttributeError on the Dense at layers\[0\].*getattr"):
+        total(autodiff.sumsq, _mlp(), only=lambda n: False if isinstance(n, list | Chain) else n.ndim == 2)
 
 
 def test_errors_name_the_key_path():

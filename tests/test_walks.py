@@ -7,6 +7,9 @@ import numpy as np
 import pytest
 from gallery import Dense, gallery
 
+import autodiff
+import autodiff.numpy as anp
+import layers
 from traversal import (
     KeyPath,
     fcollect,
@@ -17,6 +20,7 @@ from traversal import (
     fmapstructure_with_path,
     getkeypath,
     isnumeric,
+    trainables,
 )
 
 
@@ -127,3 +131,66 @@ def test_gallery_round_trip_identity_map():
         out = fmap(lambda x: x, model)
         for (a, b) in zip(fleaves(model), fleaves(out)):
             assert a is b, name
+
+
+def _mlp_and_grads():
+    model = layers.MLP([3, 4, 2], dtype=np.float64, seed=0)
+    grads = autodiff.grad(lambda m: anp.sum(m(np.ones((5, 3))) ** 2))(model)
+    return model, grads
+
+
+def test_none_in_a_later_tree_keeps_the_node_and_never_calls_f():
+    model, grads = _mlp_and_grads()
+    assert grads.layers[1] is None  # the tanh between the layers has no gradient
+    seen = []
+    out = fmap(lambda x, g: seen.append(g) or x - 0.1 * g, model, grads)
+    assert all(g is not None for g in seen) and len(seen) == 4
+    assert out.layers[1] is np.tanh
+    for k in (0, 2):
+        np.testing.assert_array_equal(out.layers[k].weight, model.layers[k].weight - 0.1 * grads.layers[k].weight)
+    partial = fmap(lambda x, g: x - g, model, {"layers": [None, None, grads.layers[2]]})
+    assert partial.layers[0] is model.layers[0]  # a whole subtree without gradient is kept as it is
+
+
+def test_a_tie_keeps_one_update_and_a_gradient_at_a_later_occurrence_is_not_lost():
+    w = np.arange(3.0)
+    model = {"a": w, "b": w}
+    out = fmap(lambda x, g: x - g, model, {"a": np.ones(3), "b": None})
+    assert out["a"] is out["b"]
+    np.testing.assert_array_equal(out["a"], w - 1)
+    late = fmap(lambda x, g: x - g, model, {"a": None, "b": np.ones(3)})  # e.g. "a" sits in a non-trainable field
+    assert late["a"] is w
+    np.testing.assert_array_equal(late["b"], w - 1)
+
+
+def test_trees_with_different_leaf_shapes_raise_naming_the_path_and_both_shapes():
+    model, grads = _mlp_and_grads()
+    wrong = fmap(lambda g: g.T, grads, exclude=isnumeric)
+    with pytest.raises(ValueError, match=r"differ at layers\[0\]\.weight: the first tree has shape \(4, 3\), "
+                                         r"tree 2 has shape \(3, 4\)"):
+        fmap(lambda x, g: x - g, model, wrong)
+    with pytest.raises(ValueError, match=r"differ at w: the first tree has a leaf \(numpy\.ndarray of shape "
+                                         r"\(2,\), dtype float64\) but tree 2 has a dict"):
+        fmap(np.add, {"w": np.ones(2)}, {"w": {"a": np.ones(2)}})
+    scaled = fmap(lambda x, lr: x * lr, {"w": np.ones(2), "b": np.ones(3)}, {"w": np.float64(0.5), "b": 2.0})
+    np.testing.assert_array_equal(scaled["w"], [0.5, 0.5])  # a scalar per leaf is not a shape mismatch
+
+
+def test_f_failing_on_a_leaf_names_the_key_path_type_and_shape():
+    model = layers.MLP([3, 4, 2], seed=0)
+    with pytest.raises(RuntimeError, match=r"fmap: f raised AttributeError on the leaf at layers\[1\] "
+                                           r"\(numpy\.ufunc, no shape\).*exclude=traversal\.isnumeric") as info:
+        fmap(lambda a: a.astype("float32"), model)
+    assert isinstance(info.value.__cause__, AttributeError)
+    with pytest.raises(RuntimeError, match=r"at layers\[2\]\.bias \(numpy\.ndarray of shape \(2,\), dtype float32\)"):
+        fmap_with_path(lambda p, a: a.reshape(3) if str(p) == "layers[2].bias" else a, model)
+
+
+def test_casting_the_projects_models_visits_only_parameters_with_exclude_isnumeric():
+    for model in (layers.MLP([3, 4, 2], dtype=np.float64), layers.resnet18(10)):
+        out = fmap(lambda a: a.astype("float16"), model, exclude=isnumeric)
+        assert all(p.dtype == np.float16 for p in trainables(out))
+        assert len(trainables(out)) == len(trainables(model))
+        before, after = fleaves(model), fleaves(out)
+        assert [type(a) for a in before if not isnumeric(a)] == [type(a) for a in after if not isnumeric(a)]
+        assert all(a is b for a, b in zip(before, after) if not isnumeric(a))  # ints, functions: carried over

@@ -1,8 +1,7 @@
 """traversal: Functors/Optimisers-style walks over nested models.
 
 The functor protocol (shared with ``autodiff``), composable walks and the
-``fmap`` family, key paths, trainability and ``destructure``.  ``total``
-arrives with its own issue.
+``fmap`` family, key paths, trainability, ``destructure`` and ``total``.
 
 >>> import numpy as np
 >>> import traversal
@@ -27,6 +26,7 @@ from ._walks import (
     ExcludeWalk,
     Expand,
     FlattenWalk,
+    MissingWalk,
     StructuralWalk,
     execute,
     split,
@@ -38,6 +38,6 @@ __all__ = [
     "KeyPath", "getkeypath", "haskeypath", "setkeypath",
     "isnumeric", "trainable", "trainables", "destructure", "hessian_to_dense", "hessian_from_dense", "total",
     "save", "load", "CheckpointError", "CheckpointWarning",
-    "DefaultWalk", "StructuralWalk", "FlattenWalk", "ExcludeWalk", "CachedWalk", "CollectWalk",
+    "DefaultWalk", "StructuralWalk", "FlattenWalk", "ExcludeWalk", "CachedWalk", "CollectWalk", "MissingWalk",
     "TrainableWalk", "Done", "Expand", "execute", "split", "IdentityCache", "usecache",
 ]

@@ -153,8 +153,8 @@ def _parameters_inside(model, match):
     stack = [(model, False)]
     while stack:
         x, inside = stack.pop()
-        if _is_param(x):
-            if inside and id(x) not in seen:
+        if _is_param(x):  # a parameter is kept when it, or a node on its path, matches
+            if (inside or match(x)) and id(x) not in seen:
                 seen.add(id(x))
                 found.append(x)
             continue
@@ -181,7 +181,7 @@ def parameter_pairs(model, grads, match=None):
         if dx is None or type(dx) is ZeroTangent:
             continue
         if _is_param(x):
-            if inside:
+            if inside or match(x):
                 _add(order, total_dx, x, dx)
             continue
         node = node_of(x)

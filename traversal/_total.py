@@ -24,6 +24,7 @@ from autodiff.extend import (
 )
 
 from ._collect import parameter_pairs, parameters, path_of
+from ._walks import ExcludeWalk, FlattenWalk, execute
 
 __all__ = ["total"]
 
@@ -36,9 +37,12 @@ def total(f, model, grads=None, *, init=0.0, only=None):
     ``dx`` before ``f`` is called, and ``None`` entries are skipped.  A known
     reduction such as ``autodiff.sumsq`` is applied to ``dx`` alone there:
     ``total(sumsq, model, grads)`` is the squared global gradient norm.
-    ``only`` (a type, a tuple of types or a predicate on nodes) keeps only
-    parameters inside matching nodes.  Differentiable with respect to the
-    model, ``grads`` and whatever ``f`` closes over, to any order.
+    ``only`` (a type, a tuple of types or a predicate) keeps a parameter when
+    it, or any node on its path from the root, matches: ``only=Dense``,
+    ``only=np.ndarray``, ``only=lambda n: getattr(n, "ndim", 0) == 2``.  The
+    predicate sees containers as well as arrays (plain values, also under
+    ``grad``).  Differentiable with respect to the model, ``grads`` and
+    whatever ``f`` closes over, to any order.
 
     >>> import numpy as np
     >>> import autodiff.numpy as anp
@@ -48,8 +52,10 @@ def total(f, model, grads=None, *, init=0.0, only=None):
     >>> import autodiff
     >>> autodiff.grad(lambda m: total(anp.linalg.norm, m))(m)
     {'x': array([0.6, 0.8]), 'y': (None, array([1.])), 'z': None}
+    >>> float(total(np.size, m, only=lambda n: getattr(n, "size", 0) > 1))
+    2.0
     """
-    match = _predicate(only)
+    match = _predicate(only, model)
     known = known_reduction(f)
     if known is not None and grads is None:
         return _known_total(known, parameters(model, match), init)
@@ -67,17 +73,40 @@ def total(f, model, grads=None, *, init=0.0, only=None):
         return _generic(f, args, arity, init, model, match)
 
 
-def _predicate(only):
+def _predicate(only, model):
+    """``only`` as a test of one node: the containers on a parameter's path and the parameter itself.
+
+    A parameter is tested by its plain value (never a traced one), so the
+    choice is the same under ``grad`` as outside it.
+    """
     if only is None:
         return None
     if isinstance(only, type) or (isinstance(only, tuple) and all(isinstance(t, type) for t in only)):
-        return lambda node: isinstance(node, only)
+        return lambda node: isinstance(value_of(node), only)
     if callable(only):
-        return only
+        return lambda node: _ask(only, node, model)
     raise TypeError(
         f"total: only= must be a type, a tuple of types or a predicate on nodes, but got "
         f"{only!r}; e.g. only=Dense, only=(Dense, Conv2d) or only=lambda node: ..."
     )
+
+
+def _ask(only, node, model):
+    try:
+        return bool(only(value_of(node)))
+    except Exception as e:
+        raise TypeError(
+            f"total: the only= predicate raised {type(e).__name__} on the {type(node).__name__} at "
+            f"{_path_to(model, node)}: {e}; it sees every container on the way to a parameter as well as "
+            "the parameter, so test attributes with getattr, e.g. only=lambda n: getattr(n, 'ndim', 0) == 2"
+        ) from e
+
+
+def _path_to(model, node):
+    """The key path of ``node``'s first occurrence in ``model`` (for error messages)."""
+    found = []
+    execute(ExcludeWalk(FlattenWalk(), lambda path, x: found.append(path), lambda x: x is node), model)
+    return str(found[0]) if found else "(unknown position)"
 
 
 def _generic(f, args, arity, init, model, match):

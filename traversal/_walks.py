@@ -14,16 +14,16 @@ from ._keypath import KeyPath
 
 
 class Done:
-    """A node finished without walking into it.
+    """A node finished without walking into it; ``cacheable=False`` keeps ``CachedWalk`` from storing it.
 
-    >>> Done(3).value
-    3
+    >>> Done(3).value, Done(3, cacheable=False).cacheable
+    (3, False)
     """
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "cacheable")
 
-    def __init__(self, value):
-        self.value = value
+    def __init__(self, value, cacheable=True):
+        self.value, self.cacheable = value, cacheable
 
 
 class Expand:
@@ -157,7 +157,8 @@ class CachedWalk:
             return Done(self.cache.get(x) if self.prune is NOPRUNE else self.prune)
         step = self.inner.visit(x, ys, path)
         if type(step) is Done:
-            self.cache.put(x, step.value)
+            if step.cacheable:
+                self.cache.put(x, step.value)
             return step
         finish = step.finish
 
@@ -168,6 +169,28 @@ class CachedWalk:
 
         step.finish = finish_and_store
         return step
+
+
+class MissingWalk:
+    """Where another tree holds ``None`` ("nothing here"), keep the first tree's node as it is.
+
+    Neither the leaf function nor the inner walk sees that node.  The result is
+    not cached: a tied node met again where the other trees do hold something
+    is mapped there (a gradient may sit at a tie's later, trainable occurrence).
+
+    >>> walk = MissingWalk(ExcludeWalk(DefaultWalk(), lambda path, x, g: x - g, lambda x: not isinstance(x, dict)))
+    >>> execute(walk, {"a": 1.0, "b": {"c": 2.0}}, {"a": 0.5, "b": None})
+    {'a': 0.5, 'b': {'c': 2.0}}
+    """
+
+    def __init__(self, inner):
+        self.inner = inner
+
+    def visit(self, x, ys, path):
+        for y in ys:
+            if y is None:
+                return Done(x, cacheable=False)
+        return self.inner.visit(x, ys, path)
 
 
 class CollectWalk:
