@@ -24,7 +24,12 @@ def flipud(m):
 
 
 def fliplr(m):
-    """Reverse the order of columns (axis 1), for arrays of at least 2 dimensions."""
+    """Reverse the order of columns (axis 1), for arrays of at least 2 dimensions.
+
+    >>> import numpy as np
+    >>> fliplr(np.array([[1.0, 2.0]]))
+    array([[2., 1.]])
+    """
     _needs("fliplr", m, 2)
     return flip(m, 1)
 

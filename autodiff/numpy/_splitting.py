@@ -65,12 +65,22 @@ def hsplit(ary, indices_or_sections):
 
 
 def vsplit(ary, indices_or_sections):
-    """``split`` along axis 0, for arrays of at least 2 dimensions."""
+    """``split`` along axis 0, for arrays of at least 2 dimensions.
+
+    >>> import numpy as np
+    >>> [p.shape for p in vsplit(np.ones((4, 2)), [1])]
+    [(1, 2), (3, 2)]
+    """
     _needs("vsplit", ary, 2)
     return split(ary, _sections(indices_or_sections), axis=0)
 
 
 def dsplit(ary, indices_or_sections):
-    """``split`` along axis 2, for arrays of at least 3 dimensions."""
+    """``split`` along axis 2, for arrays of at least 3 dimensions.
+
+    >>> import numpy as np
+    >>> [p.shape for p in dsplit(np.ones((1, 2, 4)), 2)]
+    [(1, 2, 2), (1, 2, 2)]
+    """
     _needs("dsplit", ary, 3)
     return split(ary, _sections(indices_or_sections), axis=2)
