@@ -256,6 +256,7 @@ def test_complex_inputs_against_finite_differences(name):
     _check_complex(loss, Z)
     w = _complex_direction(Z.shape, 2)
     _check_complex(lambda u: anp.sum(anp.real(autodiff.grad(loss)(u) * w)), Z, seed=3)
+    assert autodiff.grad(loss)(Z.astype(np.complex64)).dtype == np.complex64
 
 
 TORCH_COMPLEX = {
