@@ -121,6 +121,21 @@ def test_same_values_and_dtype_as_numpy(name, call, arrays, dtype):
     _assert_same(traced_out, expected)
 
 
+LISTS = [[1.0, 2.0, 3.5], [4.0, -5.0, 7.0]]
+ARRAY_LIKE_CALLS = {
+    "tril": lambda m: m.tril(LISTS), "angle": lambda m: m.angle([1j, -1.0]), "diff": lambda m: m.diff(LISTS),
+    "gradient": lambda m: m.gradient(LISTS), "sort": lambda m: m.sort(LISTS), "flipud": lambda m: m.flipud(LISTS),
+    "rot90": lambda m: m.rot90(LISTS), "cross": lambda m: m.cross(LISTS[0], LISTS[1]),
+    "kron": lambda m: m.kron(LISTS[0], [1.0, 3.0]), "partition": lambda m: m.partition(LISTS[1], 1),
+}
+
+
+@pytest.mark.parametrize("name", list(ARRAY_LIKE_CALLS))
+def test_array_likes_as_numpy_takes_them(name):
+    call = ARRAY_LIKE_CALLS[name]
+    _assert_same(call(anp), call(np))
+
+
 def test_where_forms():
     """One argument: the indices of nonzero entries (no derivative); two: numpy's error."""
     m = np.array([[0.0, 1.5], [2.0, 0.0]])

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ..extend import defvjp, primitive, value_of
+from ._arraylike import as_array
 from ._binary import arctan2
 from ._broadcast import dtype_of
 from ._complex import imag, real
@@ -44,6 +45,7 @@ def angle(z, deg=False):
     >>> autodiff.grad(lambda t: angle(1.0 + 1j * t))(0.0)  # d/dt arctan(t)
     1.0
     """
+    z = as_array(z)
     if dtype_of(z).kind != "c":
         return np.angle(value_of(z), deg)
     a = arctan2(imag(z), real(z))

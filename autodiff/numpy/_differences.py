@@ -9,6 +9,7 @@ sample spacings of ``gradient`` are constants.
 import numpy as np
 
 from ..extend import Traced, value_of
+from ._arraylike import as_array
 from ._broadcast import broadcast_to, cast, dtype_of, shape_of
 from ._elementwise import add, divide, multiply, subtract
 from ._indexing import getitem
@@ -41,6 +42,7 @@ def diff(a, n=1, axis=-1, prepend=_ABSENT, append=_ABSENT):
         raise ValueError(f"autodiff.numpy.diff: the order n must be non-negative, got {n}")
     if n == 0:
         return a
+    a = as_array(a)
     shape = shape_of(a)
     if len(shape) == 0:
         raise ValueError("autodiff.numpy.diff: the input must be at least one dimensional, got a scalar")
@@ -73,6 +75,7 @@ def gradient(f, *varargs, axis=None, edge_order=1):
     >>> gradient(np.array([1.0, 2.0, 4.0, 7.0]))
     array([1. , 1.5, 2.5, 3. ])
     """
+    f = as_array(f)
     shape = shape_of(f)
     axes = tuple(range(len(shape))) if axis is None else tuple(np.atleast_1d(axis))
     axes = tuple(_axis(int(ax), len(shape), "gradient") for ax in axes)

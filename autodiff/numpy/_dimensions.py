@@ -5,6 +5,7 @@
 import numpy as np
 
 from ..extend import Traced
+from ._arraylike import as_array
 from ._broadcast import shape_of
 from ._shape import reshape, transpose
 
@@ -74,6 +75,7 @@ def rollaxis(a, axis, start=0):
     >>> rollaxis(np.ones((3, 4, 5)), 2).shape
     (5, 3, 4)
     """
+    a = as_array(a)
     ndim = len(shape_of(a))
     if not -ndim <= axis < ndim or not -ndim <= start <= ndim:
         raise np.exceptions.AxisError(

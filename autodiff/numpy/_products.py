@@ -5,6 +5,7 @@ in numpy's own order, so values match numpy's and the pullbacks come from those 
 import numpy as np
 
 from ..extend import Traced
+from ._arraylike import as_array
 from ._broadcast import cast, dtype_of, shape_of
 from ._elementwise import multiply, negative, subtract
 from ._shape import moveaxis, reshape, stack
@@ -36,6 +37,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     """
     if axis is not None:
         axisa = axisb = axisc = axis
+    a, b = as_array(a), as_array(b)
     dtype = np.promote_types(dtype_of(a), dtype_of(b))
     u = _components(_common(a, dtype), axisa, "a")
     v = _components(_common(b, dtype), axisb, "b")
@@ -59,6 +61,7 @@ def kron(a, b):
     >>> kron(np.array([1.0, 2.0]), np.array([1.0, 10.0]))
     array([ 1., 10.,  2., 20.])
     """
+    a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
     if len(sa) == 0 or len(sb) == 0:
         return multiply(a, b)

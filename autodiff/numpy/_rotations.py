@@ -3,6 +3,7 @@
 """
 
 
+from ._arraylike import as_array
 from ._broadcast import shape_of
 from ._shape import flip, transpose
 
@@ -19,6 +20,7 @@ def flipud(m):
     >>> flipud(np.arange(3.0))
     array([2., 1., 0.])
     """
+    m = as_array(m)
     _needs("flipud", m, 1)
     return flip(m, 0)
 
@@ -30,6 +32,7 @@ def fliplr(m):
     >>> fliplr(np.array([[1.0, 2.0]]))
     array([[2., 1.]])
     """
+    m = as_array(m)
     _needs("fliplr", m, 2)
     return flip(m, 1)
 
@@ -42,6 +45,7 @@ def rot90(m, k=1, axes=(0, 1)):
     array([[2., 4.],
            [1., 3.]])
     """
+    m = as_array(m)
     ndim = len(shape_of(m))
     first, second = _plane(axes, ndim)
     k %= 4

@@ -9,6 +9,7 @@ numpy's argsort picks decides which input receives which cotangent.
 import numpy as np
 
 from ..extend import value_of
+from ._arraylike import as_array
 from ._broadcast import shape_of
 from ._indexing import getitem
 from ._shape import ravel
@@ -23,6 +24,7 @@ def _gather_along(a, order, axis):
 
 
 def _flat(a, axis):
+    a = as_array(a)
     return (ravel(a), -1) if axis is None else (a, axis)
 
 

@@ -4,6 +4,7 @@
 Every part is a slice of the input, so the pullbacks are ``getitem``'s.
 """
 
+from ._arraylike import as_array
 from ._broadcast import shape_of
 from ._indexing import getitem
 from ._shape import split
@@ -17,6 +18,7 @@ def array_split(ary, indices_or_sections, axis=0):
     >>> [p.tolist() for p in array_split(np.arange(5.0), 3)]
     [[0.0, 1.0], [2.0, 3.0], [4.0]]
     """
+    ary = as_array(ary)
     ndim = len(shape_of(ary))
     n = shape_of(ary)[axis]
     bounds = _bounds(n, indices_or_sections)
@@ -60,6 +62,7 @@ def hsplit(ary, indices_or_sections):
     >>> [p.shape for p in hsplit(np.ones((2, 4)), 2)]
     [(2, 2), (2, 2)]
     """
+    ary = as_array(ary)
     _needs("hsplit", ary, 1)
     return split(ary, _sections(indices_or_sections), axis=1 if len(shape_of(ary)) > 1 else 0)
 
@@ -71,6 +74,7 @@ def vsplit(ary, indices_or_sections):
     >>> [p.shape for p in vsplit(np.ones((4, 2)), [1])]
     [(1, 2), (3, 2)]
     """
+    ary = as_array(ary)
     _needs("vsplit", ary, 2)
     return split(ary, _sections(indices_or_sections), axis=0)
 
@@ -82,5 +86,6 @@ def dsplit(ary, indices_or_sections):
     >>> [p.shape for p in dsplit(np.ones((1, 2, 4)), 2)]
     [(1, 2, 2), (1, 2, 2)]
     """
+    ary = as_array(ary)
     _needs("dsplit", ary, 3)
     return split(ary, _sections(indices_or_sections), axis=2)

@@ -7,6 +7,7 @@ mask applies to the last two axes, and a 1-D input is broadcast to a square.
 
 import numpy as np
 
+from ._arraylike import as_array
 from ._broadcast import dtype_of, shape_of
 from ._elementwise import where
 
@@ -25,6 +26,7 @@ def tril(m, k=0):
     array([[1., 0., 0.],
            [1., 1., 0.]])
     """
+    m = as_array(m)
     return _masked(m, np.tri(*shape_of(m)[-2:], k=k, dtype=bool))
 
 
@@ -36,4 +38,5 @@ def triu(m, k=0):
     array([[0., 1., 1.],
            [0., 0., 1.]])
     """
+    m = as_array(m)
     return _masked(m, ~np.tri(*shape_of(m)[-2:], k=k - 1, dtype=bool))
