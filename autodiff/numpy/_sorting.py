@@ -1,26 +1,27 @@
 """``sort`` and ``partition``: a gather through the sorting permutation.
 
 The permutation (``argsort``, ``argpartition``) is a constant, so the
-value is ``take_along_axis(a, permutation)`` and the pullback scatters the
-cotangent back through the same permutation.  Where values tie, the order
+value is ``take_along_axis(a, permutation)`` and the pullback gathers the
+cotangent through the inverse permutation.  Where values tie, the order
 numpy's argsort picks decides which input receives which cotangent.
 """
 
 import numpy as np
 
-from ..extend import value_of
+from ..extend import defvjp, primitive, value_of
 from ._arraylike import as_array
 from ._broadcast import shape_of
-from ._indexing import getitem
 from ._shape import ravel
 
 
-def _gather_along(a, order, axis):
-    """``a`` reordered along ``axis`` by integer ``order`` (numpy's ``take_along_axis``)."""
-    ndim = len(shape_of(a))
-    grid = [np.arange(n).reshape([-1 if i == d else 1 for i in range(ndim)]) for d, n in enumerate(shape_of(a))]
-    grid[axis % ndim] = order
-    return getitem(a, tuple(grid))
+def _permute_along(a, order, axis):
+    return np.take_along_axis(a, order, axis)
+
+
+permute_along = primitive(_permute_along, "permute_along")
+defvjp(permute_along, lambda g, ans, a, order, axis: permute_along(g, np.argsort(order, axis=axis), axis))
+permute_along.__doc__ = """``a`` reordered along ``axis`` by the permutation ``order``; the pullback applies the
+inverse permutation (a gather again, so it nests and never scatter-adds)."""
 
 
 def _flat(a, axis):
@@ -45,7 +46,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     a, axis = _flat(a, axis)
     if len(shape_of(a)) == 0:
         raise np.exceptions.AxisError("autodiff.numpy.sort: cannot sort a 0-d array along an axis; use axis=None")
-    return _gather_along(a, np.argsort(value_of(a), axis=axis, kind=kind, stable=stable), axis)
+    return permute_along(a, np.argsort(value_of(a), axis=axis, kind=kind, stable=stable), axis)
 
 
 def partition(a, kth, axis=-1, kind="introselect", order=None):
@@ -58,4 +59,4 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     """
     _no_order("partition", order)
     a, axis = _flat(a, axis)
-    return _gather_along(a, np.argpartition(value_of(a), kth, axis=axis, kind=kind), axis)
+    return permute_along(a, np.argpartition(value_of(a), kth, axis=axis, kind=kind), axis)
