@@ -8,6 +8,7 @@ those and is zero at the replaced ones (replacements are constants).
 import numpy as np
 
 from ..extend import Traced, value_of
+from ._arraylike import as_array
 from ._broadcast import dtype_of
 from ._complex import imag, real
 from ._elementwise import add, multiply, where
@@ -38,8 +39,7 @@ def real_if_close(a, tol=100):
     >>> real_if_close(np.array([2.0 + 1e-15j]))
     array([2.])
     """
-    if type(a) is not Traced:
-        a = np.asanyarray(a)
+    a = as_array(a)
     if dtype_of(a).kind != "c":
         return a
     if tol > 1:
