@@ -180,6 +180,25 @@ def _well_conditioned(a):
 square_matrix = st.sampled_from([((3, 3),), ((2, 2),), ((2, 3, 3),)])
 
 
+def with_zeros(x):
+    """Exact zeros (sinc's removable singularity), small values and large ones."""
+    return np.where(np.abs(x) < 0.2, 0.0, x * 0.5)
+
+
+def _non_finite(x):
+    return anp.where(x > 1.2, np.inf, anp.where(x < -1.2, np.nan, x))
+
+
+def _scaled_parts(parts, axis):
+    return anp.concatenate([p * (k + 1.0) for k, p in enumerate(parts)], axis=axis)
+
+
+@st.composite
+def sort_case(draw):
+    s = draw(nonempty_shape())
+    return (s,), {"axis": draw(st.one_of(st.none(), st.integers(-len(s), len(s) - 1)))}
+
+
 OPS = [
     Op("add", anp.add, plain(broadcast_pair())),
     Op("subtract", anp.subtract, plain(broadcast_pair())),
@@ -329,4 +348,56 @@ OPS = [
        lc.separated),
     Op("einsum forms", lambda *xs, subscripts: anp.einsum(subscripts, *xs), lc.einsum_form_case()),
     Op("einsum sublists", lc.einsum_sublists, plain(st.just(((2, 3), (3, 4))))),
+    # issue 13: elementwise and shape
+    Op("tril", anp.tril, plain(one(nonempty_shape()))),
+    Op("triu k=1", lambda x: anp.triu(x, k=1), plain(st.sampled_from([((3, 4),), ((2, 3, 3),), ((3,),)]))),
+    Op("remainder", anp.remainder, plain(broadcast_pair()), positive),
+    Op("mod", anp.mod, plain(broadcast_pair())),
+    Op("x % c", lambda x: x % 0.7, plain(one())),
+    Op("c % x", lambda x: 2.5 % x, plain(one()), positive),
+    Op("deg2rad", anp.deg2rad, plain(one())),
+    Op("rad2deg", anp.rad2deg, plain(one())),
+    Op("degrees", anp.degrees, plain(one())),
+    Op("radians", anp.radians, plain(one())),
+    Op("fabs", anp.fabs, plain(one()), away_from_zero),
+    Op("sinc", anp.sinc, plain(one()), with_zeros),
+    Op("logaddexp2", anp.logaddexp2, plain(broadcast_pair())),
+    Op("angle", lambda x, y: anp.angle(x + 1j * y), plain(broadcast_pair()), away_from_zero),
+    Op("angle deg", lambda x, y: anp.angle(x * (1 - 1j) + y * 1j, deg=True), plain(broadcast_pair()), away_from_zero),
+    Op("nan_to_num", lambda x: anp.nan_to_num(_non_finite(x), nan=-2.0, posinf=3.0), plain(one())),
+    Op("real_if_close", lambda x: anp.real_if_close(x + 0j) * 2.0, plain(one())),
+    Op("array_split", lambda x: _scaled_parts(anp.array_split(x, 3, axis=-1), -1), plain(one(nonempty_shape()))),
+    Op("hsplit", lambda x: _scaled_parts(anp.hsplit(x, [1]), 1), plain(st.just(((2, 3),)))),
+    Op("vsplit", lambda x: _scaled_parts(anp.vsplit(x, 2), 0), plain(st.just(((4, 3),)))),
+    Op("dsplit", lambda x: _scaled_parts(anp.dsplit(x, [1, 2]), 2), plain(st.just(((2, 2, 4),)))),
+    Op("column_stack", lambda x, y: anp.column_stack([x, y * 2.0]),
+       plain(st.sampled_from([((3,), (3,)), ((2,), (2, 3))]))),
+    Op("atleast_1d", anp.atleast_1d, plain(one())),
+    Op("atleast_2d", anp.atleast_2d, plain(one())),
+    Op("atleast_3d", lambda x, y: anp.atleast_3d(x, y)[0] * anp.atleast_3d(y)[..., :1], plain(st.just(((), (3,))))),
+    Op("rollaxis", lambda x: anp.rollaxis(x, -1, 0), plain(one(nonempty_shape()))),
+    Op("flipud", anp.flipud, plain(one(nonempty_shape()))),
+    Op("fliplr", anp.fliplr, plain(st.sampled_from([((2, 3),), ((2, 3, 2),)]))),
+    Op("rot90", lambda x: anp.rot90(x) + 2.0 * anp.rot90(x, 2), plain(st.sampled_from([((3, 3),), ((2, 2, 3),)]))),
+    Op("rot90 k=3 axes", lambda x: anp.rot90(x, -1, axes=(2, 0)), plain(st.just(((2, 3, 4),)))),
+    Op("append", anp.append, plain(st.tuples(shape, shape))),
+    Op("append axis", lambda x, y: anp.append(x, y, axis=1), plain(st.just(((2, 3), (2, 1))))),
+    Op("select", lambda x, y: anp.select([x > 0.5, x < -0.5], [x, y * x], default=y), plain(broadcast_pair())),
+    Op("cross", anp.cross, plain(st.sampled_from([((3,), (3,)), ((4, 3), (3,)), ((2, 1, 3), (4, 3))]))),
+    Op("cross 2-vectors", anp.cross, plain(st.sampled_from([((2,), (2,)), ((2,), (3,)), ((3, 3), (3, 2))]))),
+    Op("cross axes", lambda a, b: anp.cross(a, b, axisa=0, axisb=1, axisc=0), plain(st.just(((3, 2), (2, 3))))),
+    Op("kron", anp.kron, plain(st.sampled_from([((2, 3), (2, 2)), ((3,), (2, 1)), ((), (2,)), ((2, 1, 2), (3, 2))]))),
+    Op("diff", lambda x: anp.diff(x, axis=0), plain(one(nonempty_shape()))),
+    Op("diff n=2 ends", lambda x, y: anp.diff(x, n=2, prepend=y[0, 0], append=y[..., 1:]),
+       plain(st.just(((2, 3), (2, 2))))),
+    Op("gradient", lambda x: anp.gradient(x, axis=-1),
+       plain(st.lists(dims, min_size=0, max_size=2).map(lambda s: (tuple(s) + (3,),)))),
+    Op("gradient all axes", lambda x: anp.gradient(x, 0.5, [0.0, 1.0, 3.0, 3.5], edge_order=2)[1] * 2.0
+       + anp.gradient(x, 0.5, [0.0, 1.0, 3.0, 3.5], edge_order=2)[0], plain(st.just(((3, 4),)))),
+    Op("linspace", lambda a, b: anp.linspace(a, b, 4, axis=-1), plain(broadcast_pair())),
+    Op("linspace no endpoint", lambda a, b: anp.linspace(a, b, 3, endpoint=False, retstep=True)[0] * 2.0
+       + anp.linspace(a, b, 3, endpoint=False, retstep=True)[1], plain(broadcast_pair())),
+    Op("sort", anp.sort, sort_case()),
+    Op("partition", lambda x: anp.partition(x, 1, axis=0), plain(st.just(((3, 2),)))),
+    Op("partition flat", lambda x: anp.partition(x, [0, 2], axis=None), plain(st.just(((2, 3),)))),
 ]

@@ -106,7 +106,7 @@ def test_missing_rule_names_the_primitive():
 
 def test_plain_numpy_is_routed_or_refused():
     np.testing.assert_allclose(grad(lambda x: np.sum(np.sin(x)))(np.zeros(2)), np.cos(np.zeros(2)))
-    with pytest.raises(TypeError, match=r"numpy\.sort was called on a traced value.*defvjp"):
-        grad(lambda x: np.sort(x).sum())(np.zeros(2))
+    with pytest.raises(TypeError, match=r"numpy\.unwrap was called on a traced value.*defvjp"):
+        grad(lambda x: np.unwrap(x).sum())(np.zeros(2))
     with pytest.raises(TypeError, match=r"np\.asarray.*detach.*stop_gradient"):
         grad(lambda x: np.asarray(x).sum())(np.zeros(2))

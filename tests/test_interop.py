@@ -33,7 +33,7 @@ def test_numpy_calls_record_like_ours(case):
 
 
 REFUSED = [
-    (lambda x: np.sort(x).sum(), r"numpy\.sort"),
+    (lambda x: np.unwrap(x).sum(), r"numpy\.unwrap"),
     (lambda x: np.add.reduce(x), r"numpy\.add\.reduce"),
     (lambda x: np.sin(x, out=np.empty_like(X)).sum(), r"numpy\.sin"),
     (lambda x: np.fft.fft(x).real.sum(), r"numpy\.fft"),

@@ -14,10 +14,14 @@ array([0., 0., 0.])
 import numpy as np
 
 from . import _interop, _methods, linalg
+from ._angles import angle, deg2rad, degrees, rad2deg, radians
 from ._binary import arctan2, clip, fmax, fmin, hypot, logaddexp, maximum, minimum
 from ._broadcast import broadcast_to, cast
+from ._cleanup import nan_to_num, real_if_close
 from ._complex import conj, conjugate, imag, real
 from ._construction import array, asarray
+from ._differences import diff, gradient
+from ._dimensions import atleast_1d, atleast_2d, atleast_3d, rollaxis
 from ._elementwise import (
     abs,
     absolute,
@@ -36,13 +40,19 @@ from ._elementwise import (
     subtract,
     tanh,
     true_divide,
-    where,
 )
 from ._indexing import getitem, take
+from ._joining import append, column_stack
 from ._linalg import diag, diagonal, dot, einsum, inner, matmul, outer, tensordot, trace, vdot
 from ._named import abssum, maxabs, scaled, sumsq
 from ._nondiff import NONDIFF
+from ._products import cross, kron
+from ._ranges import linspace
+from ._real_functions import fabs, logaddexp2
 from ._reductions import amax, amin, cumprod, cumsum, max, mean, min, prod, std, sum, var
+from ._remainder import mod, remainder
+from ._rotations import fliplr, flipud, rot90
+from ._selection import select, where
 from ._shape import (
     concatenate,
     expand_dims,
@@ -62,6 +72,9 @@ from ._shape import (
     transpose,
     vstack,
 )
+from ._sinc import sinc
+from ._sorting import partition, sort
+from ._splitting import array_split, dsplit, hsplit, vsplit
 from ._transcendental import (
     arccos,
     arccosh,
@@ -78,6 +91,7 @@ from ._transcendental import (
     sinh,
     tan,
 )
+from ._triangles import tril, triu
 
 
 def astype(x, dtype):
@@ -114,6 +128,11 @@ __all__ = [
     "getitem", "take",
     # construction
     "array", "asarray",
+    # elementwise and shape, from autograd's and JAX's surface
+    "tril", "triu", "remainder", "mod", "deg2rad", "rad2deg", "degrees", "radians", "fabs", "sinc",
+    "logaddexp2", "angle", "nan_to_num", "real_if_close", "array_split", "hsplit", "vsplit", "dsplit",
+    "column_stack", "atleast_1d", "atleast_2d", "atleast_3d", "rollaxis", "flipud", "fliplr", "rot90",
+    "append", "select", "cross", "kron", "diff", "gradient", "linspace", "sort", "partition",
 ]
 
 globals().update(NONDIFF)

@@ -11,7 +11,7 @@ import numpy as np
 
 from ..extend import Traced, value_of
 from . import _binary as choose
-from . import _broadcast, _complex, _indexing, _linalg
+from . import _broadcast, _complex, _indexing, _linalg, _remainder
 from . import _elementwise as E
 from . import _reductions as R
 from . import _shape as S
@@ -71,6 +71,7 @@ METHODS = {
     "__mul__": _binary(E.multiply), "__rmul__": _flip(E.multiply),
     "__truediv__": _binary(E.divide), "__rtruediv__": _flip(E.divide),
     "__pow__": _binary(E.power), "__rpow__": _flip(E.power),
+    "__mod__": _binary(_remainder.remainder), "__rmod__": _flip(_remainder.remainder),
     "__matmul__": _binary(_linalg.matmul), "__rmatmul__": _flip(_linalg.matmul),
     "__neg__": _method(E.negative), "__abs__": _method(E.absolute), "__pos__": lambda self: self,
     "__lt__": _compare(operator.lt), "__le__": _compare(operator.le),
