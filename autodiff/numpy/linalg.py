@@ -15,9 +15,10 @@ import numpy as np
 from .._kernels import reduce
 from ..extend import ZeroTangent, defvjp, primitive, value_of
 from ._broadcast import dtype_of, shape_of
-from ._elementwise import absolute, add, divide, multiply, negative, power, sqrt, where
+from ._complex import conj, imag
+from ._elementwise import absolute, add, divide, multiply, negative, power, where
 from ._linalg import matmul
-from ._reductions import max, min, sum
+from ._reductions import abs_squared, max, min, root, sum
 from ._shape import reshape, swapaxes
 
 __all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky"]
@@ -26,7 +27,7 @@ __all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky"]
 def _norm_value(x):
     dtype = np.result_type(x)
     value = math.sqrt(reduce("sumsq", np.abs(x) if dtype.kind == "c" else x))  # float64 accumulation
-    return (dtype if dtype.kind == "f" else np.dtype(np.float64)).type(value)
+    return (np.finfo(dtype).dtype if dtype.kind in "fc" else np.dtype(np.float64)).type(value)
 
 
 _norm = primitive(_norm_value, "norm")
@@ -34,7 +35,7 @@ _norm = primitive(_norm_value, "norm")
 
 def _norm_vjp(g, ans, x):
     safe = where(np.equal(value_of(ans), 0), 1, ans)  # the zero vector: subgradient 0, not nan
-    return multiply(g, divide(x, safe))
+    return multiply(g, divide(conj(x) if dtype_of(x).kind == "c" else x, safe))  # JAX's convention
 
 
 defvjp(_norm, _norm_vjp)
@@ -65,14 +66,14 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 
 def _frobenius(x, axis, keepdims=False):
-    a = absolute(x) if dtype_of(x).kind == "c" else x
-    return sqrt(sum(multiply(a, a), axis=axis, keepdims=keepdims))
+    # x * x (x * conj(x)), not |x| * |x|: sign's zero derivative would lose the Hessian at exact zeros
+    return root(sum(abs_squared(x), axis=axis, keepdims=keepdims))
 
 
 def _vector_norm(x, ord, axis, keepdims):
-    a = absolute(x)
     if ord in (None, 2):
-        return sqrt(sum(multiply(a, a), axis=axis, keepdims=keepdims))
+        return _frobenius(x, axis, keepdims)
+    a = absolute(x)
     if ord == 1:
         return sum(a, axis=axis, keepdims=keepdims)
     if ord == np.inf:
@@ -80,7 +81,7 @@ def _vector_norm(x, ord, axis, keepdims):
     if ord == -np.inf:
         return min(a, axis=axis, keepdims=keepdims)
     if isinstance(ord, (int, float)) and ord > 0:
-        return power(sum(power(a, float(ord)), axis=axis, keepdims=keepdims), 1.0 / ord)
+        return root(sum(power(a, float(ord)), axis=axis, keepdims=keepdims), float(ord))
     raise NotImplementedError(f"autodiff.numpy.linalg.norm: ord={ord!r} is not supported for vectors")
 
 
@@ -132,10 +133,15 @@ slogdet = primitive(_slogdet, "slogdet")
 
 
 def _slogdet_vjp(g, ans, a):
-    g_logdet = g[1]
-    if isinstance(g_logdet, ZeroTangent):
-        return ZeroTangent()
-    return multiply(_expand2(g_logdet), _t(inv(a)))
+    """Both outputs move with ``tr(A^-1 dA)``: logdet by its real part, a complex sign by ``1j`` times its
+    imaginary part (a real sign is constant).  So the cotangent of ``tr(A^-1 dA)`` is
+    ``g_logdet + 1j * imag(g_sign * sign)``, and ``c * tr(A^-1 dA)`` pulls back to ``c * A^-T``."""
+    g_sign, g_logdet = g
+    c = None if isinstance(g_logdet, ZeroTangent) else _expand2(g_logdet)
+    if dtype_of(a).kind == "c" and not isinstance(g_sign, ZeroTangent):
+        turn = _expand2(multiply(imag(multiply(g_sign, ans[0])), 1j))
+        c = turn if c is None else add(c, turn)
+    return ZeroTangent() if c is None else multiply(c, _t(inv(a)))
 
 
 defvjp(slogdet, _slogdet_vjp)
