@@ -168,10 +168,13 @@ def _cast_like(new, old):
 
 
 def _dot(a, b):
+    """``Re(sum(a * b))``, unconjugated: with JAX's convention (docs/complex.md) a cotangent pairs with
+    a tangent this way, so ``<u, J v> = <vjp(u), v>`` holds for complex leaves too."""
     total = 0.0
     for (_, x), (_, y) in zip(leaves(a), leaves(b)):
         if x is not None and y is not None and is_differentiable(x):
-            total += float(np.real(np.vdot(np.asarray(value_of(x)), np.asarray(value_of(y)))))
+            x, y = np.asarray(value_of(x)).ravel(), np.asarray(value_of(y)).ravel()
+            total += float(np.real(np.dot(x, y)))
     return total
 
 
