@@ -14,7 +14,7 @@ import numpy as np
 
 from .._kernels import reduce
 from ..extend import ZeroTangent, defvjp, primitive, value_of
-from ._broadcast import dtype_of, shape_of
+from ._broadcast import dtype_of, shape_of, unbroadcast
 from ._complex import conj, imag
 from ._elementwise import absolute, add, divide, multiply, negative, power, where
 from ._linalg import matmul
@@ -100,17 +100,21 @@ def _is_vector_rhs(a, b):
 
 
 def _solve_vjp_b(g, ans, a, b):
+    return unbroadcast(_solve_ct_b(g, a, b), b)  # a real b beside a complex a gets a real cotangent
+
+
+def _solve_ct_b(g, a, b):
     if _is_vector_rhs(a, b):
         return reshape(solve(_t(a), reshape(g, shape_of(g) + (1,))), shape_of(b))
     return solve(_t(a), g)
 
 
 def _solve_vjp_a(g, ans, a, b):
-    gb = _solve_vjp_b(g, ans, a, b)
+    gb = _solve_ct_b(g, a, b)
     if _is_vector_rhs(a, b):  # -outer(gb, x) per batch
         row = reshape(ans, shape_of(ans)[:-1] + (1,) + shape_of(ans)[-1:])
-        return negative(multiply(reshape(gb, shape_of(gb) + (1,)), row))
-    return negative(matmul(gb, _t(ans)))
+        return unbroadcast(negative(multiply(reshape(gb, shape_of(gb) + (1,)), row)), a)
+    return unbroadcast(negative(matmul(gb, _t(ans))), a)
 
 
 defvjp(solve, _solve_vjp_a, _solve_vjp_b)
