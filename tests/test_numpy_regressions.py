@@ -11,6 +11,7 @@ import torch
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, gradcheck, hessian, hvp, jvp
+from autodiff.nn import functional as F
 
 
 def _central(f, t, eps=1e-6):
@@ -150,8 +151,8 @@ def test_float32_stays_float32(op):
 # 7. maximum (and its siblings) crashed on Python floats: a comparison of two floats is a bool.
 @pytest.mark.parametrize("f", [
     lambda x: anp.maximum(x, 0.5), lambda x: anp.minimum(0.5, x), lambda x: anp.fmax(x, 2.0),
-    lambda x: anp.clip(0.2, x, 1.0), lambda x: anp.clip(x, 0.0, 1.0),
-], ids=["maximum", "minimum", "fmax", "clip lower bound", "clip"])
+    lambda x: anp.clip(0.2, x, 1.0), lambda x: anp.clip(x, 0.0, 1.0), lambda x: F.relu(x),
+], ids=["maximum", "minimum", "fmax", "clip lower bound", "clip", "relu"])
 def test_choices_at_python_floats(f):
     for t in (0.1, 0.6):  # away from the kinks
         assert grad(f)(t) == pytest.approx(_central(lambda s: float(f(s)), t))  # maximum raised AttributeError
@@ -183,3 +184,9 @@ def test_complex_slogdet_sign_is_differentiable():
     (torch.real(sign * u) + logdet).backward()
     f = lambda a: anp.real(anp.linalg.slogdet(a)[0] * u) + anp.linalg.slogdet(a)[1]  # noqa: E731
     assert np.allclose(grad(f)(a), np.conj(at.grad.numpy()))  # the sign's cotangent was dropped
+
+
+def test_complex_cholesky_refuses_to_differentiate():
+    a = np.array([[2.0, 0.5j], [-0.5j, 1.0]])
+    with pytest.raises(NotImplementedError, match="cholesky: the derivative at a complex"):  # was a wrong number
+        grad(lambda a: anp.real(anp.sum(anp.linalg.cholesky(a))))(a)

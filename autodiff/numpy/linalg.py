@@ -155,6 +155,11 @@ cholesky = primitive(np.linalg.cholesky, "cholesky")
 
 def _cholesky_vjp(g, L, a):
     """Murray (2016): S = L^-T Phi(L^T G) L^-1, symmetrised; Phi keeps the lower triangle, half diagonal."""
+    if dtype_of(a).kind == "c":  # the rule above is for real symmetric input; a Hermitian one needs its own
+        raise NotImplementedError(
+            "autodiff.numpy.linalg.cholesky: the derivative at a complex (Hermitian) matrix is not supported; "
+            "differentiate a real symmetric matrix, or split a Hermitian one into real blocks [[A, -B], [B, A]]"
+        )
     n = shape_of(L)[-1]
     phi = (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(dtype_of(L))
     p = multiply(matmul(_t(L), g), phi)
