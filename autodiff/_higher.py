@@ -117,9 +117,11 @@ def hvp(f, primals, tangents):
 
 
 def tree_vdot(a, b):
-    """Sum over matching leaves of ``sum(a * b)``; ``None`` leaves in ``a`` are skipped."""
+    """Sum over matching leaves of ``sum(a * b)`` (its real part for complex leaves: the pairing of
+    docs/complex.md, so hvp works at complex primals); ``None`` leaves in ``a`` are skipped."""
     total = 0.0
     for (_, x), (_, y) in zip(leaves(a), leaves(b)):
         if x is not None and y is not None:
-            total = total + anp.sum(x * y)
+            term = anp.sum(x * y)
+            total = total + (anp.real(term) if dtype_of(term).kind == "c" else term)
     return total

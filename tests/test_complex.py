@@ -204,6 +204,14 @@ def test_table_op_at_complex_inputs(op, dtype, order):
     check()
 
 
+def test_hvp_at_complex_primals_is_the_derivative_of_the_gradient():
+    loss = lambda z: anp.sum(anp.abs(anp.sin(z)) ** 2) + anp.real(anp.sum(z ** 3 * W))  # noqa: E731
+    (got,) = autodiff.hvp(loss, (Z,), (U[:4],))  # refused before: the inner vdot was a complex scalar
+    eps = 1e-6
+    fd = (grad(loss)(Z + eps * U[:4]) - grad(loss)(Z - eps * U[:4])) / (2 * eps)
+    assert np.allclose(got, fd, rtol=1e-6, atol=1e-8)
+
+
 # --- holomorphic_grad ---------------------------------------------------------------------------------------
 
 HOLOMORPHIC = {
