@@ -159,6 +159,14 @@ def test_complex_inputs_match_torch_conjugated(name):
     assert gradcheck(ours, z, w, order=2)
 
 
+@pytest.mark.parametrize("name", COMPLEX_CASES)
+def test_jvp_at_complex_inputs_matches_finite_differences(name):
+    op, v, eps = _complex_cases(anp)[name], U[4:], 1e-6
+    _, tangent = autodiff.jvp(lambda z: op(z, W), (Z,), (v,))
+    fd = (np.asarray(op(Z + eps * v, W)) - np.asarray(op(Z - eps * v, W))) / (2 * eps)
+    assert np.allclose(tangent, fd, rtol=1e-6, atol=1e-7)
+
+
 # --- Every complex-capable op of the table at complex inputs ------------------------------------------------
 
 # Rows whose numpy forward accepts complex input but whose derivative is defined for real inputs only.
