@@ -9,6 +9,8 @@ import autodiff.numpy as anp
 from autodiff import ggnvp, hvp
 from autodiff.nn import functional as F
 
+pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")  # torch.func
+
 rng = np.random.default_rng(0)
 X = rng.standard_normal((5, 3))
 Y = np.eye(4)[[0, 2, 1, 3, 2]]  # one-hot targets
