@@ -167,6 +167,14 @@ def test_jvp_at_complex_inputs_matches_finite_differences(name):
     assert np.allclose(tangent, fd, rtol=1e-6, atol=1e-7)
 
 
+@pytest.mark.parametrize("f", [anp.sumsq, anp.abssum, anp.maxabs, anp.linalg.norm, anp.var, anp.std],
+                         ids=["sumsq", "abssum", "maxabs", "norm", "var", "std"])
+def test_real_reductions_of_complex64_are_float32(f):
+    z = np.array([3 + 4j, 1j, -2.0], np.complex64)
+    assert np.result_type(f(z)) == np.abs(z).dtype == np.float32  # sumsq, abssum, maxabs were float64
+    assert grad(f)(z).dtype == np.complex64
+
+
 # --- Every complex-capable op of the table at complex inputs ------------------------------------------------
 
 # Rows whose numpy forward accepts complex input but whose derivative is defined for real inputs only.
