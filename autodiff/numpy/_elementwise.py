@@ -108,11 +108,6 @@ defvjp(
 )
 
 
-
-def _zero_vjp(g, ans, *args, **kwargs):
-    return ZeroTangent()
-
-
 def _is_complex(x):
     return dtype_of(x).kind == "c"
 
