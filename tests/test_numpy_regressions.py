@@ -12,6 +12,7 @@ import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, gradcheck, hessian, hvp, jvp
 from autodiff.nn import functional as F
+from autodiff.numpy import _elementwise as E
 
 
 def _central(f, t, eps=1e-6):
@@ -135,6 +136,18 @@ def test_outer_second_order_against_torch():
                                at, create_graph=True)
     (want,) = torch.autograd.grad(torch.sum(g**2), at)
     assert np.allclose(grad(inner)(a), want.numpy())
+
+
+@pytest.mark.parametrize("name", ["sin_backward", "cos_backward", "tanh_backward"])
+@pytest.mark.parametrize("real_arg", [0, 1])
+def test_fused_second_order_rules_keep_a_real_argument_real(name, real_arg):
+    """sin's pullback sin_backward(g, x) and its siblings gave a real argument beside a complex one a
+    complex cotangent (a complex g meets a real x when a cotangent arrives through a complex product)."""
+    op = getattr(E, name)
+    x = np.array([0.3, -0.2, 0.5])
+    args = lambda a: (a, B) if real_arg == 0 else (B, a)  # noqa: E731
+    loss = lambda a: anp.real(anp.sum(op(*args(a)) ** 2))  # noqa: E731
+    assert gradcheck(loss, x, order=2)  # gradcheck also checks the gradient is float64
 
 
 # 6. float32 became float64 through exp2, log2, log10 (float64 constants in the pullbacks).

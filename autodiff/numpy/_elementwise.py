@@ -71,15 +71,16 @@ cos = primitive(np.cos, "cos")
 cos_backward = primitive(lambda g, x: -g * np.sin(x), "cos_backward")
 defvjp(cos, lambda g, ans, x: cos_backward(g, x))
 
+# Second order: unbroadcast keeps each cotangent in its argument's dtype (a real x under a complex h stays real).
 defvjp(
     sin_backward,
-    lambda h, out, g, x: sin_backward(h, x),
-    lambda h, out, g, x: cos_backward(multiply(h, g), x),
+    lambda h, out, g, x: unbroadcast(sin_backward(h, x), g),
+    lambda h, out, g, x: unbroadcast(cos_backward(multiply(h, g), x), x),
 )
 defvjp(
     cos_backward,
-    lambda h, out, g, x: cos_backward(h, x),
-    lambda h, out, g, x: negative(sin_backward(multiply(h, g), x)),
+    lambda h, out, g, x: unbroadcast(cos_backward(h, x), g),
+    lambda h, out, g, x: unbroadcast(negative(sin_backward(multiply(h, g), x)), x),
 )
 
 tanh = primitive(np.tanh, "tanh")
@@ -87,8 +88,8 @@ tanh_backward = primitive(lambda g, ans: g * (1 - ans * ans), "tanh_backward")
 defvjp(tanh, lambda g, ans, x: tanh_backward(g, ans))
 defvjp(
     tanh_backward,
-    lambda h, out, g, ans: tanh_backward(h, ans),
-    lambda h, out, g, ans: multiply(multiply(-2, ans), multiply(g, h)),
+    lambda h, out, g, ans: unbroadcast(tanh_backward(h, ans), g),
+    lambda h, out, g, ans: unbroadcast(multiply(multiply(-2, ans), multiply(g, h)), ans),
 )
 
 sqrt = primitive(np.sqrt, "sqrt")
