@@ -40,10 +40,11 @@ defvjp(negative, lambda g, ans, x: negative(g))
 
 
 def _power_base_vjp(g, ans, x, y):
-    # y * x ** (y - 1) is 0 * inf at x = y = 0, where x ** 0 is constant: use the exponent 1 there,
-    # so the derivative is 0 at every order (as in JAX)
-    flat = np.equal(value_of(x), 0) & np.equal(value_of(y), 0)
-    exponent = where(flat, 1.0, subtract(y, 1)) if np.any(flat) else subtract(y, 1)
+    exponent = subtract(y, 1)
+    if np.any(np.equal(value_of(y), 0)):  # y is rarely 0, so x (often large) is only scanned then
+        # y * x ** (y - 1) is 0 * inf at x = y = 0, where x ** 0 is constant: use the exponent 1 there,
+        # so the derivative is 0 at every order (as in JAX)
+        exponent = where(np.equal(value_of(x), 0) & np.equal(value_of(y), 0), 1.0, exponent)
     return unbroadcast(multiply(g, multiply(y, power(x, exponent))), x)
 
 
