@@ -127,10 +127,11 @@ def var(x, axis=None, ddof=0, keepdims=False):
 
 
 def abs_squared(x):
-    """``|x|**2`` as ``x * x`` (``real(x * conj(x))`` for complex): smooth at 0, unlike ``abs(x)**2``."""
+    """``|x|**2`` as ``square(x)`` (``real(x * conj(x))`` for complex): smooth at 0, unlike ``abs(x)**2``."""
     from ._complex import conj, real
+    from ._elementwise import square
 
-    return real(multiply(x, conj(x))) if dtype_of(x).kind == "c" else multiply(x, x)
+    return real(multiply(x, conj(x))) if dtype_of(x).kind == "c" else square(x)
 
 
 def std(x, axis=None, ddof=0, keepdims=False):

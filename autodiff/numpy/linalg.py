@@ -66,7 +66,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 
 def _frobenius(x, axis, keepdims=False):
-    # x * x (x * conj(x)), not |x| * |x|: sign's zero derivative would lose the Hessian at exact zeros
+    # x ** 2 (x * conj(x)), not |x| * |x|: sign's zero derivative would lose the Hessian at exact zeros
     return root(sum(abs_squared(x), axis=axis, keepdims=keepdims))
 
 
