@@ -7,8 +7,10 @@
 """
 
 from . import numpy  # noqa: F401  (installs array behaviour on traced values)
+from ._ggn import ggnvp
 from ._gradcheck import GradcheckError, gradcheck
 from ._higher import hvp, jvp
+from ._holomorphic import holomorphic_grad
 from ._jacobian import hessian, jacobian
 from ._kernels import warmup
 from ._show import show, ties
@@ -22,5 +24,6 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp", "stop_gradient",
     "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "scaled", "warmup", "trace", "Trace",
     "show", "ties",
+    "holomorphic_grad", "ggnvp",
     "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk",
 ]

@@ -9,6 +9,9 @@ from ._transforms import vjp
 from ._trees import format_path, leaves, rebuild_node, transform
 
 _TOLERANCE = {np.dtype(np.float32): (2e-3, 1e-4), np.dtype(np.float64): (1e-5, 1e-7)}
+_TOLERANCE.update({np.dtype(np.complex64): _TOLERANCE[np.dtype(np.float32)],
+                   np.dtype(np.complex128): _TOLERANCE[np.dtype(np.float64)]})
+_WIDER = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.complex64): np.dtype(np.complex128)}
 
 
 class GradcheckError(AssertionError):
@@ -21,7 +24,7 @@ def gradcheck(f, *args, order=1, eps=1e-6, rtol=None, atol=None, seed=0):
     For every distinct float leaf ``x`` of the arguments (structures too), a
     random direction ``v`` and a random output cotangent ``u``, compare
     ``<vjp(u), v>`` with ``(<u, f(x + eps v)> - <u, f(x - eps v)>) / 2 eps``.
-    Finite differences run in float64 even for float32 inputs, so they are
+    Finite differences run in float64 (complex128) even for float32 (complex64) inputs, so they are
     a trustworthy oracle; the gradient must also keep each leaf's dtype.
     ``order=2`` checks the VJP of the VJP the same way.  Tolerances default
     by dtype.  Raises :class:`GradcheckError` naming the key path of the
@@ -137,8 +140,8 @@ def _numeric(f, args, leaf, v, u, eps):
 def _float64(args):
     def leaf_fn(path, x):
         v = value_of(x)
-        if isinstance(v, (np.ndarray, np.generic)) and v.dtype == np.float32:
-            return _Widened(np.asarray(v, np.float64), x)
+        if isinstance(v, (np.ndarray, np.generic)) and v.dtype in _WIDER:
+            return _Widened(np.asarray(v, _WIDER[v.dtype]), x)
         return x
 
     return transform(list(args), leaf_fn, rebuild_node)
@@ -168,10 +171,13 @@ def _cast_like(new, old):
 
 
 def _dot(a, b):
+    """``Re(sum(a * b))``, unconjugated: with JAX's convention (docs/complex.md) a cotangent pairs with
+    a tangent this way, so ``<u, J v> = <vjp(u), v>`` holds for complex leaves too."""
     total = 0.0
     for (_, x), (_, y) in zip(leaves(a), leaves(b)):
         if x is not None and y is not None and is_differentiable(x):
-            total += float(np.real(np.vdot(np.asarray(value_of(x)), np.asarray(value_of(y)))))
+            x, y = np.asarray(value_of(x)).ravel(), np.asarray(value_of(y)).ravel()
+            total += float(np.real(np.dot(x, y)))
     return total
 
 

@@ -85,7 +85,7 @@ def sigmoid(x):
 
 
 relu_p = primitive(lambda x: np.maximum(x, 0), "relu")
-defvjp(relu_p, lambda g, ans, x: multiply(g, (value_of(x) > 0).astype(dtype_of(x))))
+defvjp(relu_p, lambda g, ans, x: multiply(g, np.asarray(value_of(x) > 0, dtype_of(x))))  # a float's test is a bool
 
 
 def relu(x):

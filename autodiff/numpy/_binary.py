@@ -14,7 +14,7 @@ from ._elementwise import add, divide, exp, multiply, negative, square, subtract
 
 def _share(pick, tie, like):
     """The constant mask ``pick + tie / 2`` in the dtype of ``like``."""
-    return (pick + 0.5 * tie).astype(dtype_of(like))
+    return np.asarray(pick + 0.5 * tie, dtype_of(like))  # Python floats compare to a bool, not an array
 
 
 def _choice_vjps(win):
@@ -51,6 +51,10 @@ def _clip(x, lo, hi):
 _clip_p = primitive(_clip, "clip")
 
 
+def _mask(condition, like):
+    return np.asarray(condition, dtype_of(like))  # Python floats compare to a bool, not an array
+
+
 def _inside(x, lo, hi):
     v = value_of(x)
     mask = np.ones(np.shape(v), bool)
@@ -63,9 +67,9 @@ def _inside(x, lo, hi):
 
 defvjp(
     _clip_p,
-    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _inside(x, lo, hi).astype(dtype_of(x))), x),
-    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, (value_of(x) < value_of(lo)).astype(dtype_of(lo))), lo),
-    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, (value_of(x) > value_of(hi)).astype(dtype_of(hi))), hi),
+    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _mask(_inside(x, lo, hi), x)), x),
+    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _mask(value_of(x) < value_of(lo), lo)), lo),
+    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _mask(value_of(x) > value_of(hi), hi)), hi),
 )
 
 

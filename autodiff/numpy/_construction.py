@@ -98,13 +98,18 @@ def _result_dtype(leaves):
     return np.result_type(*strong, *examples)
 
 
+def _numeric(leaves):
+    return bool(leaves) and all(type(leaf) in _SCALARS or dtype_of(leaf).kind in "biufc" for leaf in leaves)
+
+
 def array(obj, dtype=None, copy=True, order="K", ndmin=0):
     """``numpy.array`` that differentiates through the traced values inside ``obj``.
 
     ``obj`` is a traced value, a constant, or nested lists/tuples mixing both;
     the result's dtype follows numpy (Python scalars are weak, so float32 stays
-    float32) unless ``dtype`` is given.  Without a traced value inside, this is
-    ``numpy.array`` itself and returns a plain array.
+    float32, as under NEP 50 and in JAX) unless ``dtype`` is given.  Without a
+    traced value inside it returns a plain array, of that same dtype: a
+    function's output dtype never depends on whether it is being differentiated.
 
     >>> import numpy as np
     >>> import autodiff
@@ -113,6 +118,8 @@ def array(obj, dtype=None, copy=True, order="K", ndmin=0):
     21.0
     """
     leaves = _leaves(obj) if type(obj) in (list, tuple) else [obj]
+    if dtype is None and type(obj) in (list, tuple) and _numeric(leaves):
+        dtype = _result_dtype(leaves)  # the same dtype whether or not a leaf is traced
     if not any(type(leaf) is Traced for leaf in leaves):
         return np.array(obj, dtype=dtype, copy=copy, order=order, ndmin=ndmin)
     dtype = np.dtype(dtype) if dtype is not None else _result_dtype(leaves)
@@ -133,7 +140,7 @@ def asarray(obj, dtype=None, order=None):
     """
     if type(obj) is Traced:
         return obj if dtype is None or dtype_of(obj) == np.dtype(dtype) else cast(obj, np.dtype(dtype))
-    if type(obj) in (list, tuple) and any(type(leaf) is Traced for leaf in _leaves(obj)):
+    if type(obj) in (list, tuple):  # through array, so the dtype is the same traced or not
         return array(obj, dtype=dtype)
     return np.asarray(obj, dtype=dtype, order=order)
 

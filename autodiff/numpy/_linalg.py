@@ -155,6 +155,16 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 _LABELS = string.ascii_letters
 
 
+def _own_dtype(x, other):
+    """``x``, cast to its own dtype when ``other``'s differs: an identity whose pullback casts the
+    cotangent back (a real operand of a complex product gets a real cotangent, float32 stays float32),
+    as ``unbroadcast`` does for multiply and matmul; einsum's pullback gives it in the product's dtype."""
+    from ._broadcast import cast
+
+    dtype = dtype_of(x)
+    return x if dtype == dtype_of(other) else cast(x, dtype)
+
+
 def tensordot(a, b, axes=2):
     """Sum products over the given axes (an einsum underneath)."""
     na, nb = len(shape_of(a)), len(shape_of(b))
@@ -168,7 +178,7 @@ def tensordot(a, b, axes=2):
     for i, j in zip(axes_a, axes_b):
         sb[j] = sa[i]
     out = [c for i, c in enumerate(sa) if i not in axes_a] + [c for j, c in enumerate(sb) if j not in axes_b]
-    return _einsum_p("".join(sa) + "," + "".join(sb) + "->" + "".join(out), a, b)
+    return _einsum_p("".join(sa) + "," + "".join(sb) + "->" + "".join(out), _own_dtype(a, b), _own_dtype(b, a))
 
 
 def inner(a, b):
@@ -182,7 +192,7 @@ def outer(a, b):
     """Outer product of the flattened inputs."""
     from ._shape import ravel
 
-    return _einsum_p("i,j->ij", ravel(a), ravel(b))
+    return _einsum_p("i,j->ij", ravel(_own_dtype(a, b)), ravel(_own_dtype(b, a)))
 
 
 def vdot(a, b):
@@ -191,7 +201,7 @@ def vdot(a, b):
     from ._shape import ravel
 
     a = conj(a) if np.result_type(value_of(a)).kind == "c" else a
-    return _einsum_p("i,i->", ravel(a), ravel(b))
+    return _einsum_p("i,i->", ravel(_own_dtype(a, b)), ravel(_own_dtype(b, a)))
 
 
 def _diagonal(x, offset=0, axis1=0, axis2=1):

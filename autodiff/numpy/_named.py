@@ -17,6 +17,7 @@ from ..extend import Traced, defvjp, primitive, value_of
 from . import _reductions
 from . import linalg as _linalg
 from ._broadcast import broadcast_to, cast, dtype_of, shape_of
+from ._complex import conj
 from ._elementwise import multiply, sign
 
 
@@ -30,6 +31,8 @@ def _real(x):
 
 def _back(value, x):
     dtype = _dtype(x)
+    if dtype.kind == "c":  # |z| of complex64 is float32, as numpy's abs gives
+        return np.finfo(dtype).dtype.type(value)
     return dtype.type(value) if dtype.kind == "f" else np.float64(value)
 
 
@@ -65,8 +68,13 @@ def _norm_unit(x):
     return float(n), unit
 
 
+def _conj(x):
+    """``conj(x)`` for complex ``x``: |z| pulls back through ``conj(z)/|z|`` (JAX's convention, docs/complex.md)."""
+    return conj(x) if dtype_of(x).kind == "c" else x
+
+
 def _sumsq_vjp(g, ans, x):
-    return multiply(g, multiply(2.0, x))
+    return multiply(g, multiply(2.0, _conj(x)))
 
 
 sumsq = primitive(_sumsq, "sumsq")
@@ -78,7 +86,7 @@ def _abssum(x):
 
 
 def _abssum_vjp(g, ans, x):
-    return multiply(g, sign(x))
+    return multiply(g, _conj(sign(x)))
 
 
 abssum = primitive(_abssum, "abssum")
@@ -92,7 +100,7 @@ def _maxabs(x):
 def _maxabs_vjp(g, ans, x):
     hit = np.abs(value_of(x)) == value_of(ans)  # every element at the maximum shares the gradient
     share = (hit / max(int(hit.sum()), 1)).astype(dtype_of(x))
-    return multiply(multiply(g, sign(x)), share)
+    return multiply(multiply(g, _conj(sign(x))), share)
 
 
 maxabs = primitive(_maxabs, "maxabs")
@@ -219,23 +227,27 @@ def _plain_sum_vjp(g, x):
     return out
 
 
+def _plain_conj(x):
+    return np.conj(x) if x.dtype.kind == "c" else x
+
+
 def _plain_norm_vjp(g, x):
     n = _linalg._norm_value(x)
-    return np.multiply(x, _scalar(g / n, x), out=_out(x)) if n != 0 else np.zeros_like(x)
+    return np.multiply(_plain_conj(x), _scalar(g / n, x), out=_out(x)) if n != 0 else np.zeros_like(x)
 
 
 def _plain_sumsq_vjp(g, x):
-    return np.multiply(x, _scalar(2 * g, x), out=_out(x))
+    return np.multiply(_plain_conj(x), _scalar(2 * g, x), out=_out(x))
 
 
 def _plain_abssum_vjp(g, x):
     out = np.sign(x, out=_out(x))
-    return np.multiply(out, _scalar(g, x), out=out)
+    return np.multiply(_plain_conj(out), _scalar(g, x), out=out)
 
 
 def _plain_maxabs_vjp(g, x):
     hit = np.abs(x) == _maxabs(x)
-    return np.sign(x) * hit * _scalar(g / max(int(hit.sum()), 1), x)
+    return _plain_conj(np.sign(x)) * hit * _scalar(g / max(int(hit.sum()), 1), x)
 
 
 def _sum_value(x):

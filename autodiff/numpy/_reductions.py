@@ -117,23 +117,48 @@ defvjp(prod, _prod_vjp)
 
 
 def var(x, axis=None, ddof=0, keepdims=False):
-    """Variance, composed from differentiable ops (so its derivatives come for free)."""
+    """Variance (real, ``mean(|x - mean(x)|**2)`` for complex ``x``), composed from differentiable ops."""
     x = from_nested(x)
-    from ._elementwise import square, subtract
+    from ._elementwise import subtract
 
     shape = shape_of(x)
     count = int(np.prod([shape[a] for a in _normalise_axis(axis, len(shape))]))
     centred = subtract(x, mean(x, axis=axis, keepdims=True))
-    total = sum(square(centred), axis=axis, keepdims=keepdims)
-    return divide(total, np.asarray(count - ddof if count > ddof else 0, dtype=_float_dtype(x)))
+    total = sum(abs_squared(centred), axis=axis, keepdims=keepdims)
+    real_dtype = np.finfo(_float_dtype(x)).dtype
+    return divide(total, np.asarray(count - ddof if count > ddof else 0, dtype=real_dtype))
+
+
+def abs_squared(x):
+    """``|x|**2`` as ``square(x)`` (``real(x * conj(x))`` for complex): smooth at 0, unlike ``abs(x)**2``."""
+    from ._complex import conj, real
+    from ._elementwise import square
+
+    return real(multiply(x, conj(x))) if dtype_of(x).kind == "c" else square(x)
 
 
 def std(x, axis=None, ddof=0, keepdims=False):
-    """Standard deviation: ``sqrt(var)``."""
+    """Standard deviation: ``sqrt(var)``, with derivative 0 where the variance is 0 (a constant slice)."""
     x = from_nested(x)
-    from ._elementwise import sqrt
+    return root(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
 
-    return sqrt(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+
+def root(s, p=2):
+    """``s ** (1/p)`` for ``s >= 0``, whose derivative is 0 (not inf * 0 = nan) where ``s == 0``.
+
+    The root of a sum of squares (a norm, a standard deviation) is not differentiable at 0; 0 is
+    its smallest subgradient, as for ``linalg.norm`` of a zero vector.  The inner ``where`` keeps
+    the untaken branch finite, so higher derivatives are 0 there too.
+    """
+    from ._elementwise import power, sqrt, where
+
+    def plain_root(v):
+        return sqrt(v) if p == 2 else power(v, 1.0 / p)
+
+    zero = np.equal(value_of(s), 0)
+    if not np.any(zero):
+        return plain_root(s)
+    return where(zero, 0.0, plain_root(where(zero, 1.0, s)))
 
 
 def _cumsum(x, axis=None):

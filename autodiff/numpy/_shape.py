@@ -60,10 +60,12 @@ _stack_p = primitive(_stack, "stack")
 
 
 def _stack_vjp(g, ans, *arrays, axis=0):
+    from ._broadcast import unbroadcast
     from ._indexing import getitem
 
     where = (slice(None),) * (axis % len(shape_of(ans)))
-    return [getitem(g, where + (i,)) for i in range(len(arrays))]
+    # unbroadcast casts each piece to its array's dtype: a real array stacked with a complex one gets a real cotangent
+    return [unbroadcast(getitem(g, where + (i,)), a) for i, a in enumerate(arrays)]
 
 
 defvjp_joint(_stack_p, _stack_vjp)
@@ -82,12 +84,14 @@ _concatenate_p = primitive(_concatenate, "concatenate")
 
 
 def _concatenate_vjp(g, ans, *arrays, axis=0):
+    from ._broadcast import unbroadcast
     from ._indexing import getitem
 
     ndim = len(shape_of(ans))
     lead = (slice(None),) * (axis % ndim)
     bounds = np.cumsum([0] + [shape_of(a)[axis] for a in arrays])
-    return [getitem(g, lead + (slice(int(lo), int(hi)),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    pieces = [getitem(g, lead + (slice(int(lo), int(hi)),)) for lo, hi in zip(bounds[:-1], bounds[1:])]
+    return [unbroadcast(p, a) for p, a in zip(pieces, arrays)]  # each in its array's dtype (real stays real)
 
 
 defvjp_joint(_concatenate_p, _concatenate_vjp)

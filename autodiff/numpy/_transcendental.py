@@ -3,12 +3,15 @@
 Each pullback sits under its forward, written with differentiable ops.
 """
 
+import math
+
 import numpy as np
 
 from ..extend import defvjp, primitive
 from ._elementwise import add, divide, multiply, negative, sqrt, square, subtract
 
-_LN2, _LN10 = np.log(2.0), np.log(10.0)
+# Python floats, not numpy float64 scalars: a float32 cotangent times them stays float32
+_LN2, _LN10 = math.log(2.0), math.log(10.0)
 
 exp2 = primitive(np.exp2, "exp2")
 defvjp(exp2, lambda g, ans, x: multiply(g, multiply(ans, _LN2)))

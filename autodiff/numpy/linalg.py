@@ -14,12 +14,13 @@ import numpy as np
 
 from .._kernels import reduce
 from ..extend import ZeroTangent, defvjp, primitive, value_of
-from ._broadcast import dtype_of, shape_of
+from ._broadcast import dtype_of, shape_of, unbroadcast
+from ._complex import conj, imag
 from ._construction import from_nested
 from ._decompositions import eig, eigh, matrix_norm, pinv, svd
-from ._elementwise import absolute, add, divide, multiply, negative, power, sqrt, where
+from ._elementwise import absolute, add, divide, multiply, negative, power, where
 from ._linalg import matmul
-from ._reductions import max, min, sum
+from ._reductions import abs_squared, max, min, root, sum
 from ._shape import reshape, swapaxes
 
 __all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "svd", "eigh", "eig", "pinv", "matrix_norm"]
@@ -28,7 +29,7 @@ __all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "svd", "eigh", 
 def _norm_value(x):
     dtype = np.result_type(x)
     value = math.sqrt(reduce("sumsq", np.abs(x) if dtype.kind == "c" else x))  # float64 accumulation
-    return (dtype if dtype.kind == "f" else np.dtype(np.float64)).type(value)
+    return (np.finfo(dtype).dtype if dtype.kind in "fc" else np.dtype(np.float64)).type(value)
 
 
 _norm = primitive(_norm_value, "norm")
@@ -36,7 +37,7 @@ _norm = primitive(_norm_value, "norm")
 
 def _norm_vjp(g, ans, x):
     safe = where(np.equal(value_of(ans), 0), 1, ans)  # the zero vector: subgradient 0, not nan
-    return multiply(g, divide(x, safe))
+    return multiply(g, divide(conj(x) if dtype_of(x).kind == "c" else x, safe))  # JAX's convention
 
 
 defvjp(_norm, _norm_vjp)
@@ -68,14 +69,14 @@ def norm(x, ord=None, axis=None, keepdims=False):
 
 
 def _frobenius(x, axis, keepdims=False):
-    a = absolute(x) if dtype_of(x).kind == "c" else x
-    return sqrt(sum(multiply(a, a), axis=axis, keepdims=keepdims))
+    # x ** 2 (x * conj(x)), not |x| * |x|: sign's zero derivative would lose the Hessian at exact zeros
+    return root(sum(abs_squared(x), axis=axis, keepdims=keepdims))
 
 
 def _vector_norm(x, ord, axis, keepdims):
-    a = absolute(x)
     if ord in (None, 2):
-        return sqrt(sum(multiply(a, a), axis=axis, keepdims=keepdims))
+        return _frobenius(x, axis, keepdims)
+    a = absolute(x)
     if ord == 1:
         return sum(a, axis=axis, keepdims=keepdims)
     if ord == np.inf:
@@ -83,7 +84,7 @@ def _vector_norm(x, ord, axis, keepdims):
     if ord == -np.inf:
         return min(a, axis=axis, keepdims=keepdims)
     if isinstance(ord, (int, float)) and ord > 0:
-        return power(sum(power(a, float(ord)), axis=axis, keepdims=keepdims), 1.0 / ord)
+        return root(sum(power(a, float(ord)), axis=axis, keepdims=keepdims), float(ord))
     raise NotImplementedError(f"autodiff.numpy.linalg.norm: ord={ord!r} is not supported for vectors")
 
 
@@ -102,17 +103,21 @@ def _is_vector_rhs(a, b):
 
 
 def _solve_vjp_b(g, ans, a, b):
+    return unbroadcast(_solve_ct_b(g, a, b), b)  # a real b beside a complex a gets a real cotangent
+
+
+def _solve_ct_b(g, a, b):
     if _is_vector_rhs(a, b):
         return reshape(solve(_t(a), reshape(g, shape_of(g) + (1,))), shape_of(b))
     return solve(_t(a), g)
 
 
 def _solve_vjp_a(g, ans, a, b):
-    gb = _solve_vjp_b(g, ans, a, b)
+    gb = _solve_ct_b(g, a, b)
     if _is_vector_rhs(a, b):  # -outer(gb, x) per batch
         row = reshape(ans, shape_of(ans)[:-1] + (1,) + shape_of(ans)[-1:])
-        return negative(multiply(reshape(gb, shape_of(gb) + (1,)), row))
-    return negative(matmul(gb, _t(ans)))
+        return unbroadcast(negative(multiply(reshape(gb, shape_of(gb) + (1,)), row)), a)
+    return unbroadcast(negative(matmul(gb, _t(ans))), a)
 
 
 defvjp(solve, _solve_vjp_a, _solve_vjp_b)
@@ -135,10 +140,15 @@ slogdet = primitive(_slogdet, "slogdet")
 
 
 def _slogdet_vjp(g, ans, a):
-    g_logdet = g[1]
-    if isinstance(g_logdet, ZeroTangent):
-        return ZeroTangent()
-    return multiply(_expand2(g_logdet), _t(inv(a)))
+    """Both outputs move with ``tr(A^-1 dA)``: logdet by its real part, a complex sign by ``1j`` times its
+    imaginary part (a real sign is constant).  So the cotangent of ``tr(A^-1 dA)`` is
+    ``g_logdet + 1j * imag(g_sign * sign)``, and ``c * tr(A^-1 dA)`` pulls back to ``c * A^-T``."""
+    g_sign, g_logdet = g
+    c = None if isinstance(g_logdet, ZeroTangent) else _expand2(g_logdet)
+    if dtype_of(a).kind == "c" and not isinstance(g_sign, ZeroTangent):
+        turn = _expand2(multiply(imag(multiply(g_sign, ans[0])), 1j))
+        c = turn if c is None else add(c, turn)
+    return ZeroTangent() if c is None else multiply(c, _t(inv(a)))
 
 
 defvjp(slogdet, _slogdet_vjp)
@@ -148,6 +158,11 @@ cholesky = primitive(np.linalg.cholesky, "cholesky")
 
 def _cholesky_vjp(g, L, a):
     """Murray (2016): S = L^-T Phi(L^T G) L^-1, symmetrised; Phi keeps the lower triangle, half diagonal."""
+    if dtype_of(a).kind == "c":  # the rule above is for real symmetric input; a Hermitian one needs its own
+        raise NotImplementedError(
+            "autodiff.numpy.linalg.cholesky: the derivative at a complex (Hermitian) matrix is not supported; "
+            "differentiate a real symmetric matrix, or split a Hermitian one into real blocks [[A, -B], [B, A]]"
+        )
     n = shape_of(L)[-1]
     phi = (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(dtype_of(L))
     p = multiply(matmul(_t(L), g), phi)
