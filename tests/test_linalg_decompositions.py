@@ -271,3 +271,14 @@ def test_jvp_matches_torch(name):
     _, tangent = autodiff.jvp(ours, (a,), (v,))
     _, expected = torch.autograd.functional.jvp(theirs, (torch.tensor(a),), (torch.tensor(v),))
     np.testing.assert_allclose(tangent, expected.numpy(), rtol=1e-8, atol=1e-10)
+
+
+@pytest.mark.parametrize("ord", ["nuc", 2, -2])
+def test_norm_dispatches_matrix_norms(ord):
+    """``linalg.norm`` with a matrix ord gives numpy's value and a derivative that passes gradcheck."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((2, 3, 4))
+    np.testing.assert_allclose(anp.linalg.norm(a, ord), np.linalg.norm(a, ord))
+    np.testing.assert_allclose(anp.linalg.norm(b, ord, axis=(2, 1), keepdims=True),
+                               np.linalg.norm(b, ord, axis=(2, 1), keepdims=True))
+    assert autodiff.gradcheck(lambda x: anp.linalg.norm(x, ord), a, order=2)

@@ -44,11 +44,16 @@ defvjp(_norm, _norm_vjp)
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
-    """Vector norms (ord None/2, 1, inf, -inf, p; over ``axis``) and the Frobenius norm.
+    """Vector norms (ord None/2, 1, inf, -inf, p; over ``axis``) and matrix norms ('fro', 'nuc', 2, -2).
 
     ``ord=None`` over the whole array runs one float64-accumulating kernel;
-    the rest are compositions of differentiable ops.  A float32 input gives a
-    float32 norm.  Matrix norms other than Frobenius are not supported.
+    the rest are compositions of differentiable ops ('nuc', 2 and -2 through
+    the singular values: :func:`matrix_norm`).  A float32 input gives a float32
+    norm.  Matrix ord 1, -1, inf and -inf are not supported.
+
+    >>> import numpy as np
+    >>> float(norm(np.diag([3.0, -4.0]), "nuc"))
+    7.0
     """
     x = from_nested(x)
     if dtype_of(x).kind not in "fc":
@@ -61,9 +66,11 @@ def norm(x, ord=None, axis=None, keepdims=False):
     if matrix:
         if ord == "fro":
             return _frobenius(x, axis if axis is not None else (0, 1), keepdims)
+        if ord in ("nuc", 2, -2):
+            return matrix_norm(x, ord, axis if axis is not None else (-2, -1), keepdims)
         raise NotImplementedError(
             f"autodiff.numpy.linalg.norm: the matrix norm ord={ord!r} is not supported; "
-            "use ord='fro' or a vector norm over one axis"
+            "use ord='fro', 'nuc', 2 or -2, or a vector norm over one axis"
         )
     return _vector_norm(x, ord, axis, keepdims)
 
