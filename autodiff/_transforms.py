@@ -29,12 +29,18 @@ def vjp(f, *primals, has_aux=False):
         args, record = trace_arguments(tape, primals, argnums)
         out, aux = _split_aux(f(*args), has_aux, "vjp")
     value, outputs = _unwrap_outputs(out, tape)
-    for _, leaf in outputs:  # the output may be read by a pullback, so it is protected too
-        protect(tape, leaf)
     pullback = Pullback(tape, primals, record, out, outputs)
     if has_aux:
-        return value, pullback, _unwrap_outputs(aux, tape)[0]
-    return value, pullback
+        aux, saved = _unwrap_outputs(aux, tape)
+        _protect_saved(tape, saved)
+    _protect_saved(tape, outputs)  # outputs (and aux) a pullback may read: the caller must not change them
+    return (value, pullback, aux) if has_aux else (value, pullback)
+
+
+def _protect_saved(tape, outputs):
+    for index, leaf in outputs:
+        if index is not None and isinstance(leaf, np.ndarray):
+            protect(tape, leaf)
 
 
 class Pullback:

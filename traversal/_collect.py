@@ -12,26 +12,26 @@ import numpy as np
 from autodiff.extend import Traced, ZeroTangent, fields_getter, node_of, registry_version, value_of
 
 from . import _readers
-from ._trainable import isnumeric, trainable, trainables
+from ._trainable import is_customised, isnumeric, trainable, trainable_version, trainables
 
-_default_trainable = trainable.dispatch(object)
-_customised = {}  # type -> bool, valid while the registry keeps its size
-_registry_size = [None]
+_customised = {}  # type -> bool, valid while the registrations stay as they were
+_seen_version = [None]
 
 
 def _refresh():
-    """Forget what was worked out per type once ``trainable`` or the container registry changes."""
-    size = (len(trainable.registry), registry_version())
-    if size != _registry_size[0]:
+    """Forget what was worked out per type once ``trainable`` (an ABC registration included) or the
+    container registry changes."""
+    version = (trainable_version(), registry_version())
+    if version != _seen_version[0]:
         _customised.clear()
         _getters.clear()
-        _registry_size[0] = size
+        _seen_version[0] = version
 
 
 def _is_customised(cls):
     hit = _customised.get(cls)
     if hit is None:
-        hit = _customised[cls] = trainable.dispatch(cls) is not _default_trainable
+        hit = _customised[cls] = is_customised(cls)
     return hit
 
 
