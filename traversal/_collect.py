@@ -182,7 +182,7 @@ def parameter_pairs(model, grads, match=None):
             continue
         if _is_param(x):
             if inside:
-                _add(order, total_dx, x, dx)
+                _add(order, total_dx, x, _checked_dx(path, x, dx))
             continue
         node = node_of(x)
         if node is None:
@@ -200,6 +200,22 @@ def _add(order, total_dx, x, dx):
     else:
         order.append(x)
         total_dx[id(x)] = dx
+
+
+def _checked_dx(path, x, dx):
+    """``dx`` if it is an array (or number) of ``x``'s shape; else an error naming the key path and both."""
+    v, want = value_of(dx), np.shape(value_of(x))
+    if not isinstance(v, (np.ndarray, np.generic, float, int, complex)):
+        raise TypeError(
+            f"total: grads has a {type(v).__name__} at {_show(path)}, where the model has an array of shape "
+            f"{want}; pass the structural gradient of this model (e.g. from autodiff.grad)"
+        )
+    if np.shape(v) != want:
+        raise ValueError(
+            f"total: grads at {_show(path)} has shape {np.shape(v)}, but the parameter there has shape "
+            f"{want}; pass a gradient of the parameter's shape"
+        )
+    return dx
 
 
 def _grad_children(dx, keys, path, x):
