@@ -31,27 +31,30 @@ _held = {}  # id(base buffer) -> _Hold
 
 
 class _Hold:
-    """The holds on one base buffer: how many, and the flags to put back (buffer first, then its views)."""
+    """The holds on one base buffer: how many, and the flags to put back (the buffer's, then its views')."""
 
-    __slots__ = ("count", "arrays")
+    __slots__ = ("count", "root", "writeable", "views")
 
     def __init__(self, root):
-        self.count = 0
-        self.arrays = {id(root): (0, root, root.flags.writeable)}  # id -> (depth below the root, array, flag)
+        self.count, self.root, self.writeable, self.views = 0, root, root.flags.writeable, None
         root.setflags(write=False)
 
     def note(self, chain):
-        """Clear the flag of every array on ``chain`` (view first, root last) not noted yet."""
-        arrays = self.arrays
-        for depth, array in enumerate(reversed(chain)):
-            if id(array) not in arrays:
-                arrays[id(array)] = (depth, array, array.flags.writeable)
+        """Clear the flag of every view on ``chain`` (a view first, the root last) not noted yet."""
+        views = self.views if self.views is not None else {}
+        self.views = views
+        for depth, array in enumerate(reversed(chain[:-1]), 1):
+            if id(array) not in views:
+                views[id(array)] = (depth, array, array.flags.writeable)
                 array.setflags(write=False)
 
     def restore(self):
-        for _, array, writeable in sorted(self.arrays.values(), key=_depth):
-            if writeable:
-                _make_writeable(array)
+        if self.writeable:
+            self.root.setflags(write=True)
+        if self.views is not None:
+            for _, array, writeable in sorted(self.views.values(), key=_depth):  # bases before their views
+                if writeable:
+                    _make_writeable(array)
 
 
 def _depth(noted):
@@ -60,8 +63,7 @@ def _depth(noted):
 
 def hold(array):
     """Count one more hold on ``array``'s buffer, making it (and ``array``) read-only; returns the buffer."""
-    root = array
-    chain = None
+    root, chain = array, None
     while isinstance(root.base, np.ndarray):  # numpy collapses view chains, so this is usually one step
         chain = chain or [array]
         root = root.base
