@@ -47,7 +47,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         raise DetachError(
             f"numpy.{ufunc.__name__}(..., out=...) would write a traced value into an existing array in "
             "place (this is what `a += x` does to a plain array `a`), which cannot be differentiated. "
-            f"Write `a = a + x` instead, or {_BUILD}"
+            f"Write `a = a + x` instead (the ops of autodiff.numpy return new arrays), or {_BUILD}"
         )
     if ours is None or method != "__call__":
         how = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
