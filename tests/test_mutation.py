@@ -149,6 +149,9 @@ def test_a_writable_view_of_a_read_only_base_is_writable_again():
     autodiff.grad(lambda v: anp.sum(v * v))(view)
     assert view.flags.writeable and not base.flags.writeable
     view[0] = 7.0
+    from autodiff._protection import held_count
+
+    assert held_count(view) == 0  # nothing kept waiting
 
 
 def test_the_base_of_a_read_only_view_is_protected():
