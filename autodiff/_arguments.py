@@ -66,17 +66,21 @@ def _trace_leaves(tape, arg, i, leaves):
     arrays = 0
     for leaf in leaves:
         kind = type(leaf)
-        if kind is np.ndarray and leaf.dtype.kind in "fc" or (
-                kind not in _PLAIN and is_differentiable(leaf) and isinstance(value_of(leaf), np.ndarray)):
-            arrays += 1  # an array (maybe traced at an outer level): tied by identity
-            t = seen.get(id(leaf))
-            if t is None:
-                t = seen[id(leaf)] = new_input(tape, leaf)
-        elif kind not in _PLAIN and is_differentiable(leaf):  # a float: a value, never tied
-            t = new_input(tape, leaf)
+        if kind is np.ndarray and leaf.dtype.kind in "fc":
+            is_array = True
+        elif kind not in _PLAIN and is_differentiable(leaf):
+            is_array = isinstance(value_of(leaf), np.ndarray)  # an array traced at an outer level, or a float
         else:
             _refuse_hidden_floats(arg, i, leaf)
-            t = leaf
+            traced.append(leaf)
+            continue
+        if not is_array:  # a float is a value, never tied
+            traced.append(new_input(tape, leaf))
+            continue
+        arrays += 1
+        t = seen.get(id(leaf))
+        if t is None:
+            t = seen[id(leaf)] = new_input(tape, leaf)
         traced.append(t)
     return traced, len(seen) < arrays
 

@@ -10,7 +10,7 @@ argument, or a tuple of per-argument pullbacks ``vjp(g, ans, *args, **kwargs)``.
 
 import numpy as np
 
-from ._traced import Traced, protect, protect_inside
+from ._traced import NESTED, Traced, protect, protect_inside
 
 _rules = {}
 
@@ -68,7 +68,7 @@ def _record(prim, tape, args, kwargs):
         elif kind is np.ndarray:  # a constant the pullback may read: no in-place changes until done
             if id(a) not in protected:
                 protect(tape, a)
-        elif kind in _NESTED or isinstance(a, np.ndarray):  # index tuples, lists of arrays, subclasses
+        elif kind in NESTED or isinstance(a, np.ndarray):  # index tuples, lists of arrays, subclasses
             protect_inside(tape, a)
         i += 1
     if kwargs:
@@ -80,7 +80,6 @@ def _record(prim, tape, args, kwargs):
 
 
 _SCALARS = (float, int)
-_NESTED = frozenset((tuple, list, dict))
 
 
 def _record_first(prim, tape, a, args, kwargs):

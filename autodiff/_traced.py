@@ -98,11 +98,11 @@ def protect_inside(tape, value):
         x = stack.pop()
         if isinstance(x, np.ndarray):
             protect(tape, x)
-        elif type(x) in _NESTED:
+        elif type(x) in NESTED:
             stack.extend(x.values() if type(x) is dict else x)
 
 
-_NESTED = frozenset((tuple, list, dict))
+NESTED = frozenset((tuple, list, dict))  # containers an entry's arguments may hold arrays in
 
 
 def release(tape):
