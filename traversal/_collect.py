@@ -204,6 +204,8 @@ def _add(order, total_dx, x, dx):
 
 def _checked_dx(path, x, dx):
     """``dx`` if it is an array (or number) of ``x``'s shape; else an error naming the key path and both."""
+    if type(dx) is np.ndarray and type(x) is np.ndarray and dx.shape == x.shape:  # the usual case
+        return dx
     v, want = value_of(dx), np.shape(value_of(x))
     if not isinstance(v, (np.ndarray, np.generic, float, int, complex)):
         raise TypeError(
