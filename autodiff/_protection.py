@@ -26,7 +26,9 @@ import threading
 
 import numpy as np
 
-_lock = threading.Lock()
+# Reentrant: a pullback collected by the garbage collector mid-``hold`` lets go of its tape's arrays from
+# inside this thread's critical section (both orders keep the counts right, see ``hold``).
+_lock = threading.RLock()
 _held = {}  # id(base buffer) -> _Hold
 
 
@@ -72,7 +74,7 @@ def hold(array):
         held = _held.get(id(root))
         if held is None:
             held = _held[id(root)] = _Hold(root)
-        held.count += 1
+        held.count += 1  # before anything below may allocate (and so collect): a nested let_go sees our hold
         if chain is not None:
             held.note(chain)
     return root
