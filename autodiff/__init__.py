@@ -16,7 +16,7 @@ from ._kernels import warmup
 from ._show import show, ties
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk
 from ._trace import Trace, trace
-from ._traced import value_of as stop_gradient
+from ._traced import stop_gradient
 from ._transforms import grad, value_and_grad, vjp
 from .numpy import abssum, maxabs, scaled, sumsq
 

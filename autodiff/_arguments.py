@@ -1,7 +1,11 @@
 """Structured arguments: trace their distinct float leaves, and mirror gradients back.
 
-Ties are decided by identity: a tied array gets one traced value, and its
-accumulated gradient appears at its first occurrence, ``None`` at later ones.
+Ties (design.md section 3) are decided by identity, for arrays only: within
+one argument a tied array gets one traced value, and its accumulated gradient
+appears at its first occurrence that carries one (the first trainable
+position, where a trainable filter is set), ``None`` at the others.  Floats
+are values, never tied; each argument is its own variable, so an array in two
+arguments gets each argument's own partial derivative.
 """
 
 import numbers
@@ -11,7 +15,7 @@ import numpy as np
 from ._containers import node_of
 from ._tangents import NoTangent, Thunk, ZeroTangent
 from ._traced import Traced, new_input, value_of
-from ._trees import flatten, format_path, leaves
+from ._trees import flatten, format_path, leaves, trainable_flags
 
 
 def is_differentiable(x):
@@ -27,21 +31,19 @@ def is_differentiable(x):
 class Record:
     """What tracing the arguments did: one traced input per distinct leaf, and each argument's shape."""
 
-    __slots__ = ("seen", "structures", "bare")
+    __slots__ = ("structures", "bare")
 
     def __init__(self):
-        self.seen = {}  # id(leaf) -> traced input, shared by all structured arguments
-        self.structures = {}  # argument number -> (leaves, traced leaves, treedef)
+        self.structures = {}  # argument number -> (leaves, traced leaves, treedef, tied?)
         self.bare = {}  # argument number -> traced input of a bare array or float
 
 
 def trace_arguments(tape, args, argnums):
-    """Replace the differentiable leaves of ``args[argnums]`` by traced inputs (one per distinct leaf).
+    """Replace the differentiable leaves of ``args[argnums]`` by traced inputs (one per distinct array).
 
     Returns the new argument list and a :class:`Record` for :func:`gradient_of`.
     """
     record = Record()
-    seen = record.seen
     new = list(args)
     for i in argnums:
         arg = args[i]
@@ -51,20 +53,36 @@ def trace_arguments(tape, args, argnums):
                 continue
             _check_argument(arg, i)
         leaves, treedef = flatten(arg, (i,))
-        traced = []
-        for leaf in leaves:
-            t = seen.get(id(leaf))
-            if t is None:
-                kind = type(leaf)
-                if kind is np.ndarray and leaf.dtype.kind in "fc" or kind not in _PLAIN and is_differentiable(leaf):
-                    t = seen[id(leaf)] = new_input(tape, leaf)
-                else:
-                    _refuse_hidden_floats(arg, i, leaf)
-                    t = leaf
-            traced.append(t)
+        traced, tied = _trace_leaves(tape, arg, i, leaves)
         new[i] = treedef.unflatten(traced)
-        record.structures[i] = (leaves, traced, treedef)
+        record.structures[i] = (leaves, traced, treedef, tied)
     return new, record
+
+
+def _trace_leaves(tape, arg, i, leaves):
+    """A traced input per differentiable leaf, one per distinct array (a tie); ``(traced, tied?)``."""
+    seen = {}  # id(array) -> its traced input, within this argument only
+    traced = []
+    arrays = 0
+    for leaf in leaves:
+        kind = type(leaf)
+        if kind is np.ndarray and leaf.dtype.kind in "fc":
+            is_array = True
+        elif kind not in _PLAIN and is_differentiable(leaf):
+            is_array = isinstance(value_of(leaf), np.ndarray)  # an array traced at an outer level, or a float
+        else:
+            _refuse_hidden_floats(arg, i, leaf)
+            traced.append(leaf)
+            continue
+        if not is_array:  # a float is a value, never tied
+            traced.append(new_input(tape, leaf))
+            continue
+        arrays += 1
+        t = seen.get(id(leaf))
+        if t is None:
+            t = seen[id(leaf)] = new_input(tape, leaf)
+        traced.append(t)
+    return traced, len(seen) < arrays
 
 
 _PLAIN = frozenset((int, bool, str, type(None), np.ndarray))  # never differentiable leaves (float arrays aside)
@@ -114,20 +132,32 @@ def gradient_of(arg, i, record, cts):
     structure = record.structures.get(i)
     if structure is None:  # a bare array or float
         return _materialise(cts[record.bare[i].index], arg, bare=True)
-    leaves, traced, treedef = structure
-    emitted = set()
+    leaves, traced, treedef, tied = structure
+    carriers = _carriers(arg, leaves, traced) if tied else None
     grads = []
-    for leaf, t in zip(leaves, traced):
-        if t is leaf or id(leaf) in emitted:  # not differentiated, or a later occurrence of a tie
+    for k, (leaf, t) in enumerate(zip(leaves, traced)):
+        if t is leaf or (carriers is not None and k not in carriers):  # not differentiated, or a tie's other place
             grads.append(None)
             continue
-        emitted.add(id(leaf))
         ct = cts[t.index]
         if type(ct) is np.ndarray and type(leaf) is np.ndarray and ct.dtype == leaf.dtype:  # the usual case
             grads.append(ct)
         else:
             grads.append(_materialise(ct, leaf, bare=False))
     return treedef.tangent(grads)
+
+
+def _carriers(arg, leaves, traced):
+    """The positions that carry a tied array's gradient: its first trainable occurrence, else its first."""
+    flags = trainable_flags(arg)  # None when nothing restricts trainability
+    first, first_trainable = {}, {}
+    for k, (leaf, t) in enumerate(zip(leaves, traced)):
+        if t is not leaf:
+            first.setdefault(id(t), k)
+            if flags is not None and flags[k]:
+                first_trainable.setdefault(id(t), k)
+    first.update(first_trainable)
+    return set(first.values())
 
 
 def _materialise(ct, primal, bare):

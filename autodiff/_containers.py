@@ -191,3 +191,18 @@ def _resolve(cls):
     if issubclass(cls, dict):
         return _DICT_SUBCLASS
     return None
+
+
+_trainable_filter = [None]
+
+
+def set_trainable_filter(select):
+    """Tell autodiff which children of a container are trainable: ``select(x)`` names them, or returns
+    ``None`` for all.  ``traversal`` sets its ``trainable`` here, so a tied array's gradient sits at its
+    first trainable occurrence (design.md section 3); autodiff never imports traversal."""
+    _trainable_filter[0] = select
+
+
+def trainable_filter():
+    """The function set by :func:`set_trainable_filter`, or ``None``."""
+    return _trainable_filter[0]

@@ -49,7 +49,7 @@ def gradcheck(f, *args, order=1, eps=1e-6, rtol=None, atol=None, seed=0):
     for path, leaf, g in _distinct_leaves(args, grads):
         v = _random_like(leaf, rng)
         analytic = _dot(g, v) if g is not None else 0.0
-        numeric = _numeric(f, args, leaf, v, u, eps)
+        numeric = _numeric(f, args, path, leaf, v, u, eps)
         excess = _excess(analytic, numeric, leaf, rtol, atol)
         _check_dtype(path, leaf, g)
         if excess > 0 and (worst is None or excess > worst[0]):
@@ -101,12 +101,24 @@ def _like(u, out):
 
 
 def _distinct_leaves(args, grads):
-    """``(path, leaf, gradient)`` for each distinct differentiable leaf, at its first occurrence."""
-    grad_at = {}
+    """``(path, leaf, gradient)`` per variable: each argument's distinct arrays (a tie's gradient from
+    whichever of its positions carries it, design.md section 3) and each float position."""
+    found = []
     for i, (arg, g) in enumerate(zip(args, grads)):
+        by_key = {}
         for (path, leaf), gleaf in _zip_leaves(arg, g, i):
-            grad_at.setdefault(id(leaf), (path, leaf, gleaf))
-    return list(grad_at.values())
+            key = _variable(path, leaf)
+            if key not in by_key:
+                by_key[key] = [path, leaf, gleaf]
+                found.append(by_key[key])
+            elif by_key[key][2] is None:
+                by_key[key][2] = gleaf
+    return [tuple(x) for x in found]
+
+
+def _variable(path, leaf):
+    """What identifies a variable inside one argument: an array by identity, a float by position."""
+    return id(leaf) if isinstance(value_of(leaf), np.ndarray) else path
 
 
 def _zip_leaves(arg, g, i):
@@ -128,12 +140,12 @@ def _random_like(tree, rng):
     return transform(tree, leaf_fn, rebuild_node)
 
 
-def _numeric(f, args, leaf, v, u, eps):
+def _numeric(f, args, path, leaf, v, u, eps):
     wide = _float64(args)
     base = np.asarray(value_of(leaf), dtype=np.result_type(value_of(leaf), np.float64))
     step = np.asarray(v, base.dtype) * eps
-    plus = _dot(u, f(*_replace(wide, leaf, base + step)))
-    minus = _dot(u, f(*_replace(wide, leaf, base - step)))
+    plus = _dot(u, f(*_replace(wide, path, leaf, base + step)))
+    minus = _dot(u, f(*_replace(wide, path, leaf, base - step)))
     return (plus - minus) / (2 * eps)
 
 
@@ -156,11 +168,16 @@ class _Widened:
         self.wide, self.original = wide, original
 
 
-def _replace(args, leaf, new):
+def _replace(args, where, leaf, new):
+    """``args`` with the variable at ``where`` (its argument's every position of that array, or that one
+    float position) replaced by ``new``."""
+    key = _variable(where, leaf)
+
     def leaf_fn(path, x):
-        if type(x) is _Widened:
-            return _cast_like(new, x.wide) if x.original is leaf else x.wide
-        return _cast_like(new, x) if x is leaf else x
+        original = x.original if type(x) is _Widened else x
+        if path[0] == where[0] and original is leaf and _variable(path, original) == key:
+            return _cast_like(new, x.wide if type(x) is _Widened else x)
+        return x.wide if type(x) is _Widened else x
 
     return transform(args, leaf_fn, rebuild_node)
 

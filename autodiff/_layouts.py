@@ -13,7 +13,7 @@ This is JAX's treedef cache, in Python.
 
 Structures with a container met twice (a tied layer object, or a cycle), or
 with more than ``MAX_NODES`` nodes, are not compiled; with ``AUTODIFF_LAYOUTS=0``
-in the environment nothing is (every walk is the generic one).
+in the environment no cache compiles anything (every walk is the generic one).
 
 >>> import numpy as np
 >>> layout = compile_layout({"w": np.ones(2), "b": [0.5, np.zeros(1)]})
@@ -62,7 +62,7 @@ class LayoutCache:
         """After a generic walk of ``root``: compile its structure if its type was walked before."""
         cls = type(root)
         self._walks[cls] = self._walks.get(cls, 0) + 1
-        if self._walks[cls] < 2 or self._compiles.get(cls, 0) >= self.COMPILES_PER_TYPE:
+        if not ENABLED or self._walks[cls] < 2 or self._compiles.get(cls, 0) >= self.COMPILES_PER_TYPE:
             return
         self._compiles[cls] = self._compiles.get(cls, 0) + 1
         layout = compile_layout(root, select)
@@ -154,8 +154,6 @@ def compile_layout(root, select=None):
     """
     from ._trees import walk_flatten
 
-    if not ENABLED:
-        return None
     plan = _describe(root, select)
     if plan is None:
         return None

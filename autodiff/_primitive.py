@@ -10,7 +10,7 @@ argument, or a tuple of per-argument pullbacks ``vjp(g, ans, *args, **kwargs)``.
 
 import numpy as np
 
-from ._traced import Traced, protect
+from ._traced import NESTED, Traced, protect, protect_inside
 
 _rules = {}
 
@@ -53,9 +53,11 @@ def _record(prim, tape, args, kwargs):
     argnums = []
     level = tape.level
     lower = False  # do traced values of lower levels remain inside?
+    protected = tape.protected
     i = 0
     for a in args:
-        if type(a) is Traced:
+        kind = type(a)
+        if kind is Traced:
             if a.level == level:
                 if a.tape is not tape:
                     raise _leaked(prim, a.tape)
@@ -63,9 +65,14 @@ def _record(prim, tape, args, kwargs):
                 argnums.append(i)
                 argvals[i] = a = a.value
             lower = lower or type(a) is Traced
-        elif type(a) is np.ndarray and a.flags.writeable:
-            protect(tape, a)  # a constant the pullback may read: no in-place changes until done
+        elif kind is np.ndarray:  # a constant the pullback may read: no in-place changes until done
+            if id(a) not in protected:
+                protect(tape, a)
+        elif kind in NESTED or isinstance(a, np.ndarray):  # index tuples, lists of arrays, subclasses
+            protect_inside(tape, a)
         i += 1
+    if kwargs:
+        protect_inside(tape, kwargs)
     ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
     entries = tape.entries
     entries.append((prim, parents, argnums, ans, argvals, kwargs))
@@ -81,6 +88,8 @@ def _record_first(prim, tape, a, args, kwargs):
         raise _leaked(prim, a.tape)
     v = a.value
     argvals = (v,) + args[1:]
+    if kwargs:
+        protect_inside(tape, kwargs)
     ans = prim(*argvals, **kwargs) if type(v) is Traced else prim.fun(*argvals, **kwargs)
     entries = tape.entries
     entries.append((prim, (a.index,), (0,), ans, argvals, kwargs))

@@ -13,7 +13,7 @@ import numpy as np
 from . import _backward
 from ._arguments import is_differentiable
 from ._tangents import Thunk, ZeroTangent
-from ._traced import Traced, _state
+from ._traced import Traced, _state, value_of
 from ._transforms import vjp
 from ._trees import dotted, leaves
 
@@ -90,12 +90,12 @@ class Trace:
         """Name the first tape's inputs after the leaves they trace, by key path."""
         tape, position = self.tapes[0], 0
         inputs = [i for i, e in enumerate(tape.entries) if e[0] is None]
-        first = {}  # id(leaf) -> its input, so a tie's later positions join the first's name
         for arg, name in zip(args, self.arg_names):
+            first = {}  # id(array) -> its input, so a tie's later positions join the first's name (per argument)
             for path, leaf in leaves(arg, ()):
                 if not is_differentiable(leaf):
                     continue
-                key = first.get(id(leaf))
+                key = first.get(id(leaf)) if isinstance(value_of(leaf), np.ndarray) else None
                 if key is not None:
                     self.input_names[key] += " = " + name + dotted(path)
                     continue

@@ -11,6 +11,8 @@ import threading
 
 import numpy as np
 
+from ._protection import hold, let_go
+
 _state = threading.local()
 
 
@@ -23,13 +25,14 @@ class Tape:
     primitive has leaked out of its differentiation.
     """
 
-    __slots__ = ("level", "entries", "active", "protected", "__weakref__")
+    __slots__ = ("level", "entries", "active", "done", "protected", "__weakref__")
 
     def __init__(self, level):
         self.level = level
         self.entries = []
         self.active = True
-        self.protected = []  # arrays this tape made read-only, to give back when it is done
+        self.done = False  # released: nothing reads its arrays any more
+        self.protected = {}  # id(array) -> its base buffer, for every array this tape reads
 
 
 class Traced:
@@ -75,46 +78,45 @@ class open_tape:
 
 
 def protect(tape, array):
-    """Make ``array`` (and the arrays it views) read-only while ``tape`` may read it.
+    """Keep ``array`` (and the arrays it views) read-only while ``tape`` may read it.
 
     An in-place change to an array a pullback will read would give a silently
     wrong gradient; this turns it into numpy's "assignment destination is
-    read-only" error at the mutation site.  :func:`release` restores the flags.
+    read-only" error at the mutation site.  Protection is counted per base
+    buffer across tapes and threads (see :mod:`autodiff._protection`), so the
+    array is writable again, if it was before, once the last tape reading it
+    is released.  Each tape counts an array once.
     """
-    while isinstance(array, np.ndarray) and array.flags.writeable:
-        array.setflags(write=False)  # setflags: about twice as fast as assigning flags.writeable
-        tape.protected.append(array)
-        array = array.base
+    if id(array) not in tape.protected:
+        tape.protected[id(array)] = hold(array)
 
 
-_pending = []  # views whose base another live tape still protects: retried at every release
-_pending_lock = threading.Lock()
+def protect_inside(tape, value):
+    """Protect every array inside ``value``: an index tuple, a list, a dict of keyword arguments."""
+    stack = [value]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, np.ndarray):
+            protect(tape, x)
+        elif type(x) in NESTED:
+            stack.extend(x.values() if type(x) is dict else x)
+
+
+NESTED = frozenset((tuple, list, dict))  # containers an entry's arguments may hold arrays in
 
 
 def release(tape):
-    """Give back write access to every array ``tape`` protected, bases before their views."""
-    protected = tape.protected
-    if not protected and not _pending:
-        return
-    with _pending_lock:
-        waiting = _pending[:]
-        _pending.clear()
-        for arrays in (reversed(protected), waiting):
-            for array in arrays:
-                try:
-                    array.setflags(write=True)
-                except ValueError:  # its base is still protected by another tape
-                    _pending.append(array)
-    protected.clear()
+    """Give back every array ``tape`` protected; each becomes writable once no live tape reads it."""
+    tape.done = True
+    if tape.protected:
+        let_go(tape.protected.values())
+        tape.protected.clear()
 
 
 def new_input(tape, value):
     """Put ``value`` on ``tape`` as an input and return its traced stand-in."""
-    if type(value) is np.ndarray and value.flags.writeable:  # protect(tape, value), unrolled for the usual case
-        value.setflags(write=False)
-        tape.protected.append(value)
-        if value.base is not None:
-            protect(tape, value.base)
+    if type(value) is np.ndarray and id(value) not in tape.protected:  # protect(tape, value), inlined
+        tape.protected[id(value)] = hold(value)
     entries = tape.entries
     entries.append((None, (), (), value, (), None))  # an input keeps its value where outputs keep theirs
     return Traced(value, tape, len(entries) - 1, tape.level)
@@ -124,4 +126,25 @@ def value_of(x):
     """Strip every level of tracing from ``x``."""
     while type(x) is Traced:
         x = x.value
+    return x
+
+
+def stop_gradient(x):
+    """``x`` as a constant: every level of tracing stripped, so no derivative flows through it.
+
+    The array returned is the one the tapes saved, which their pullbacks may
+    still read, so it stays read-only until they are done (copy it to change it).
+
+    >>> import autodiff, autodiff.numpy as anp
+    >>> autodiff.grad(lambda x: x * autodiff.stop_gradient(x))(3.0)
+    3.0
+    """
+    tapes = []
+    while type(x) is Traced:
+        tapes.append(x.tape)
+        x = x.value
+    if isinstance(x, np.ndarray):
+        for tape in tapes:
+            if not tape.done:
+                protect(tape, x)
     return x

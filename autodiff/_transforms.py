@@ -29,12 +29,18 @@ def vjp(f, *primals, has_aux=False):
         args, record = trace_arguments(tape, primals, argnums)
         out, aux = _split_aux(f(*args), has_aux, "vjp")
     value, outputs = _unwrap_outputs(out, tape)
-    for _, leaf in outputs:  # the output may be read by a pullback, so it is protected too
-        protect(tape, leaf)
     pullback = Pullback(tape, primals, record, out, outputs)
     if has_aux:
-        return value, pullback, _unwrap_outputs(aux, tape)[0]
-    return value, pullback
+        aux, saved = _unwrap_outputs(aux, tape)
+        _protect_saved(tape, saved)
+    _protect_saved(tape, outputs)  # outputs (and aux) a pullback may read: the caller must not change them
+    return (value, pullback, aux) if has_aux else (value, pullback)
+
+
+def _protect_saved(tape, outputs):
+    for _, index, leaf in outputs:
+        if index is not None and isinstance(leaf, np.ndarray):
+            protect(tape, leaf)
 
 
 class Pullback:
@@ -60,7 +66,12 @@ class Pullback:
                 f"has {len(self._outputs)}; pass a cotangent with the output's structure"
             )
         seeds = {}
-        for (path, leaf), (index, value) in zip(given, self._outputs):
+        for (path, leaf), (want_path, index, value) in zip(given, self._outputs):
+            if path != want_path:
+                raise ValueError(
+                    f"vjp pullback: the cotangent has a leaf at {_at_output(path)} where the output has one "
+                    f"at {_at_output(want_path)}; pass a cotangent with the output's structure"
+                )
             _check_cotangent(path, leaf, value)
             if index is not None and leaf is not None:
                 seeds[index] = seeds[index] + leaf if index in seeds else leaf
@@ -75,8 +86,7 @@ def _check_cotangent(path, ct, value):
     want, got = np.result_type(value), np.result_type(ct)
     scalar_ok = isinstance(ct, (float, int)) and want_shape == () and want.kind in "fc"
     if want_shape != got_shape or (want != got and not scalar_ok):
-        where = "".join(f"[{k!r}]" for k in path)
-        where = f" at output{where}" if where else ""
+        where = f" at {_at_output(path)}" if path else ""
         raise ValueError(
             f"vjp pullback: cotangent{where} has shape {got_shape} and dtype {got}, "
             f"but the output has shape {want_shape} and dtype {want}; pass a "
@@ -84,15 +94,19 @@ def _check_cotangent(path, ct, value):
         )
 
 
+def _at_output(path):
+    return "output" + "".join(f"[{k!r}]" for k in path)
+
+
 def _unwrap_outputs(out, tape):
-    """Strip this tape's tracing from ``out``; list ``(entry index or None, value)`` per leaf."""
+    """Strip this tape's tracing from ``out``; list ``(key path, entry index or None, value)`` per leaf."""
     outputs = []
 
     def leaf_fn(path, leaf):
         if type(leaf) is Traced and leaf.tape is tape:
-            outputs.append((leaf.index, leaf.value))
+            outputs.append((path, leaf.index, leaf.value))
             return leaf.value
-        outputs.append((None, leaf))
+        outputs.append((path, None, leaf))
         return leaf
 
     return transform(out, leaf_fn, rebuild_node), outputs

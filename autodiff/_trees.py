@@ -6,7 +6,7 @@ A container met again on its own path is a cycle and raises with the key path.
 
 from itertools import islice
 
-from ._containers import _resolved, node_of
+from ._containers import _resolved, node_of, trainable_filter
 from ._layouts import LayoutCache, Template
 
 
@@ -210,3 +210,25 @@ def _raise_cycle(root, path):
     raise AssertionError("unreachable: flatten found a cycle that transform did not")  # pragma: no cover
 
 
+
+
+def trainable_flags(root):
+    """Per leaf of ``root`` (in :func:`flatten`'s order, duplicates kept): is it reached through trainable
+    children only?  ``None`` when no trainable filter is set (see ``_containers.set_trainable_filter``).
+
+    Only ties need it (their gradient sits at the first trainable occurrence), so it walks plainly.
+    """
+    select = trainable_filter()
+    if select is None:
+        return None
+    flags, stack = [], [(root, True)]
+    while stack:
+        x, ok = stack.pop()
+        node = node_of(x)
+        if node is None:
+            flags.append(ok)
+            continue
+        keys, kids = node.children(x)
+        allowed = select(x) if ok else None
+        stack.extend(reversed([(kid, ok and (allowed is None or key in allowed)) for key, kid in zip(keys, kids)]))
+    return flags

@@ -15,7 +15,15 @@ module alone.
 """
 
 from ._arguments import is_differentiable
-from ._containers import Node, fields_getter, node_of, register_container, register_leaf, registry_version
+from ._containers import (
+    Node,
+    fields_getter,
+    node_of,
+    register_container,
+    register_leaf,
+    registry_version,
+    set_trainable_filter,
+)
 from ._layouts import Layout, LayoutCache, compile_layout
 from ._primitive import Primitive, _rules, joint_rule, per_argument_rule
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, add_tangents, unthunk
@@ -25,7 +33,7 @@ from ._via_ad import vjp_via_ad
 __all__ = [
     "primitive", "defvjp", "defvjp_joint", "Primitive", "Traced", "value_of",
     "is_differentiable", "register_container", "register_leaf", "node_of", "Node", "registry_version",
-    "fields_getter", "compile_layout", "Layout", "LayoutCache",
+    "fields_getter", "set_trainable_filter", "compile_layout", "Layout", "LayoutCache",
     "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents", "vjp_via_ad",
     "known_reduction",
 ]

@@ -14,10 +14,11 @@ import autodiff
 from traversal import (
     NOPRUNE,
     CachedWalk,
+    DefaultWalk,
     ExcludeWalk,
     Expand,
     IdentityCache,
-    TrainableWalk,
+    KeyPath,
     children,
     execute,
     isnumeric,
@@ -76,6 +77,10 @@ def setup(rule, model):
 def update(state, model, grads):
     """One optimiser step: ``(new_state, new_model)``; neither input is modified.
 
+    ``grads`` mirrors ``model`` (``None`` = no gradient there).  A tied array
+    is stepped once, with the sum of the entries at its trainable positions
+    (``grad`` puts the whole gradient at the first, design.md section 3).
+
     >>> from optimisers import Descent
     >>> model = {"w": np.array([1.0, 2.0])}
     >>> state = setup(Descent(0.5), model)
@@ -97,18 +102,74 @@ class _Step:
 
 
 def _collect(state, model, grads):
-    """The (array, leaf, gradient) triples to step, each tied array once, in traversal order."""
+    """The (array, leaf, gradient) steps, each tied array once with its entries summed, in traversal order.
+
+    Every trainable position is visited (no identity cache), so a hand-made gradient with entries at
+    several positions of a tie adds them, as ``total(f, model, grads)`` does.
+    """
     steps = {}
+    stack = [((), model, state, grads)]
+    while stack:
+        path, x, leaf, dx = stack.pop()
+        if type(x) is Leaf:
+            raise _swapped()
+        if dx is None or isinstance(dx, autodiff.ZeroTangent):
+            continue
+        if isnumeric(x):
+            _add_step(steps, path, x, leaf, dx)
+            continue
+        kids = children(x)
+        allowed = trainable(x)
+        keys = [k for k in kids if k in allowed]
+        leaves, dxs = _children_at("state", leaf, keys, path, x), _children_at("grads", dx, keys, path, x)
+        stack.extend(reversed([(path + (k,), kids[k], s, d) for k, s, d in zip(keys, leaves, dxs)]))
+    return {k: step for k, step in steps.items() if step is not None}
 
-    def visit(path, x, leaf, dx):
-        if isnumeric(x) and isinstance(leaf, Leaf) and dx is not None and not leaf.frozen:
-            if not isinstance(dx, autodiff.ZeroTangent):
-                steps.setdefault(id(x), _Step(x, leaf, np.asarray(dx, x.dtype)))
-        return x
 
-    walk = ExcludeWalk(TrainableWalk(), visit, lambda x: isnumeric(x) or not children(x))
-    execute(CachedWalk(walk, IdentityCache(), NOPRUNE), model, state, grads)
-    return steps
+def _add_step(steps, path, x, leaf, dx):
+    if not (leaf is None or type(leaf) is Leaf):
+        if isnumeric(leaf):
+            raise _swapped()
+        raise TypeError(f"optimisers.update: the state has a {type(leaf).__name__} at {_where(path)}, where "
+                        "the model has a parameter; build the state with setup(rule, model)")
+    dx = _checked(path, x, dx)
+    if id(x) in steps:  # another position of a tie: its entries add up; the first position's Leaf rules
+        if steps[id(x)] is not None:
+            steps[id(x)].dx = steps[id(x)].dx + dx
+    else:
+        steps[id(x)] = _Step(x, leaf, dx) if leaf is not None and not leaf.frozen else None
+
+
+def _checked(path, x, dx):
+    if not isinstance(dx, (np.ndarray, np.generic, float, int)):
+        raise TypeError(f"optimisers.update: the gradient at {_where(path)} is a {type(dx).__name__}, but the "
+                        f"model has an array of shape {x.shape} there; pass the structural gradient of the model")
+    if np.shape(dx) != x.shape:
+        raise ValueError(f"optimisers.update: the gradient at {_where(path)} has shape {np.shape(dx)}, but the "
+                         f"parameter has shape {x.shape}; pass a gradient of the parameter's shape")
+    return np.asarray(dx, x.dtype)
+
+
+def _children_at(which, node, keys, path, x):
+    """``node``'s children at ``keys`` (``None`` where it has none, or when ``node`` is ``None``)."""
+    if node is None or not keys:
+        return [None] * len(keys)
+    if type(node) is Leaf or not children(node):
+        raise ValueError(f"optimisers.update: {which} has a {type(node).__name__} at {_where(path)}, where the "
+                         f"model has a {type(x).__name__}; pass trees that mirror the model (the state from "
+                         "setup(rule, model), the gradient from autodiff.grad)")
+    kids = children(node)
+    return [kids.get(k) for k in keys]
+
+
+def _swapped():
+    return TypeError("optimisers.update: the arguments look swapped: the model holds optimiser Leaf objects "
+                     "(or the state holds parameters). Call update(state, model, grads), with state from "
+                     "setup(rule, model)")
+
+
+def _where(path):
+    return str(KeyPath(*path))
 
 
 def _run_rules(steps):
@@ -155,7 +216,8 @@ def _rebuild(state, model, steps):
         return replace(leaf, state=states)
 
     exclude = lambda x: isnumeric(x) or not children(x)  # noqa: E731
-    new_model = execute(CachedWalk(ExcludeWalk(TrainableWalk(), new_x, exclude), IdentityCache(), NOPRUNE), model)
+    # every position of a stepped array gets the new one, a non-trainable position of a tie too: it stays tied
+    new_model = execute(CachedWalk(ExcludeWalk(DefaultWalk(), new_x, exclude), IdentityCache(), NOPRUNE), model)
     from traversal import fmap
 
     new_state = fmap(new_leaf, state, model, exclude=lambda leaf: isinstance(leaf, Leaf) or not children(leaf))
@@ -170,7 +232,9 @@ def _map_leaves(f, state):
 
 
 def freeze(state, *paths):
-    """Freeze the whole state tree, or the subtrees at ``paths`` (KeyPaths): their arrays stop changing.
+    """Freeze the whole state tree, or the subtrees at ``paths``: their arrays stop changing.
+
+    A path is a ``KeyPath``, one key, or a printed key path (``"layers[0].weight"``).
 
     >>> from optimisers import Descent
     >>> from traversal import KeyPath
@@ -197,10 +261,25 @@ def adjust(state, *paths, **hyper):
 
 
 def _at(state, paths, change):
+    """``change`` applied to the whole tree, or to the subtree at each path (a KeyPath, a key, or a printed
+    key path such as ``"layers[0].weight"``)."""
     from traversal import getkeypath, setkeypath
 
     if not paths:
         return change(state)
     for path in paths:
+        path = _as_keypath(state, path)
         state = setkeypath(state, path, change(getkeypath(state, path)))
     return state
+
+
+def _as_keypath(state, path):
+    """A KeyPath (or tuple of keys), one key, or a printed key path; a string that is itself a key of
+    ``state`` means that key."""
+    from traversal import haskeypath
+
+    if isinstance(path, tuple):
+        return KeyPath(*path)
+    if isinstance(path, str) and not haskeypath(state, KeyPath(path)):
+        return KeyPath.parse(path)
+    return KeyPath(path)

@@ -110,3 +110,81 @@ def test_plain_numpy_is_routed_or_refused():
         grad(lambda x: np.unwrap(x).sum())(np.zeros(2))
     with pytest.raises(TypeError, match=r"np\.asarray.*detach.*stop_gradient"):
         grad(lambda x: np.asarray(x).sum())(np.zeros(2))
+
+
+def _refusal(f):
+    """The error ``grad(f)`` raises, and the error it was raised from (numpy wraps some of ours)."""
+    with pytest.raises(Exception) as info:
+        grad(f)(np.array([1.0, 2.0]))
+    return info.value, info.value.__cause__
+
+
+@pytest.mark.parametrize("method", ["item", "tolist"])
+def test_item_and_tolist_refuse_to_detach(method):
+    err, _ = _refusal(lambda x: anp.sum(x) + getattr(anp.sum(x), method)())
+    assert isinstance(err, TypeError)
+    assert f"x.{method}()" in str(err) and f"stop_gradient(x).{method}()" in str(err)
+
+
+@pytest.mark.parametrize("write", [
+    lambda x: x.__setitem__(0, 5.0),
+    lambda x: x.__setitem__(slice(0, 1), x[1:]),
+])
+def test_item_assignment_to_a_traced_value_says_how_to_build_a_new_array(write):
+    def f(x):
+        write(x)
+        return anp.sum(x)
+
+    err, _ = _refusal(f)
+    assert isinstance(err, TypeError)
+    assert "cannot be changed in place" in str(err) and "anp.where" in str(err) and "anp.concatenate" in str(err)
+
+
+def test_in_place_update_of_a_plain_array_with_a_traced_value():
+    def f(x):
+        a = np.zeros(2)
+        a += x
+        return anp.sum(x)
+
+    err, _ = _refusal(f)
+    assert isinstance(err, TypeError) and "in place" in str(err) and "a = a + x" in str(err)
+
+
+def test_storing_a_traced_value_into_a_plain_array():
+    def f(x):
+        a = np.zeros(2)
+        a[0] = x[0]
+        return anp.sum(x)
+
+    err, cause = _refusal(f)
+    assert isinstance(cause, TypeError) and "a[i] = x" in str(cause) and "anp.stack" in str(cause)
+    err, _ = _refusal(lambda x: anp.sum(np.array([x[0], x[1]])))
+    assert "np.array" in str(err) and "anp.stack" in str(err) and "stop_gradient" in str(err)
+
+
+def test_in_place_operator_on_a_traced_value_rebinds_as_in_jax():
+    def f(x):
+        y = x
+        x += 1.0  # a new traced value; y keeps the old one
+        return anp.sum(x * y)
+
+    x = np.array([1.0, 2.0])
+    np.testing.assert_allclose(grad(f)(x), 2 * x + 1)
+
+
+def test_total_with_grads_checks_each_gradient_against_its_parameter():
+    from traversal import total
+
+    with pytest.raises(ValueError, match=r"grads at a has shape \(7,\).*parameter there has shape \(2,\)"):
+        total(autodiff.sumsq, {"a": np.ones(2)}, {"a": np.ones(7)})
+    with pytest.raises(ValueError, match=r"grads at a has shape \(7,\)"):
+        total(lambda x, dx: anp.sum(x * dx), {"a": np.ones(2)}, {"a": np.ones(7)})
+    with pytest.raises(TypeError, match=r"grads has a dict at a, where the model has an array of shape \(2,\)"):
+        total(lambda x, dx: anp.sum(x * dx), {"a": np.ones(2)}, {"a": {"b": np.ones(2)}})
+
+
+def test_pullback_checks_the_cotangents_key_paths():
+    out, pullback = vjp(lambda x: {"a": x * 2, "b": x * 3}, np.ones(2))
+    with pytest.raises(ValueError, match=r"cotangent has a leaf at output\['b'\] where the output has one at "
+                                         r"output\['a'\]"):
+        pullback({"b": np.ones(2), "a": np.zeros(2)})  # same leaves and shapes, in another order

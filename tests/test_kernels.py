@@ -88,6 +88,7 @@ def _python(code, **env):
                           capture_output=True, text=True, env={**os.environ, **env}, timeout=300)
 
 
+@pytest.mark.skipif(not K._use_numba(), reason="numba kernels are off (AUTODIFF_KERNELS=numpy or NUMBA_DISABLE_JIT=1)")
 def test_unwritable_package_folder_compiles_without_cache_and_without_warnings():
     done = _python("""
         import os

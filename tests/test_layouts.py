@@ -22,8 +22,16 @@ def _fresh_layouts():
     _trees._layouts.clear()
 
 
+def _skip_without_layouts():
+    from autodiff import _layouts
+
+    if not _layouts.ENABLED:
+        pytest.skip("compiled layouts are off (AUTODIFF_LAYOUTS=0)")
+
+
 def _flatten_compiled(root):
     """``flatten(root)`` once its structure has been compiled (and checked to have been)."""
+    _skip_without_layouts()
     _trees.flatten(root)
     _trees.flatten(root)
     assert any(layout.read(root) is not None for layout in _trees._layouts.get(type(root))), "not compiled"
@@ -137,6 +145,7 @@ def test_layouts_can_be_switched_off():
 
 
 def test_a_stream_of_new_structures_stops_compiling():
+    _skip_without_layouts()
     models = [{f"k{j}": np.ones(1) for j in range(n + 1)} for n in range(40)]
     for _ in range(3):
         for model in models:

@@ -65,3 +65,151 @@ def test_failed_forward_gives_arrays_back():
     with pytest.raises(ZeroDivisionError):
         autodiff.grad(lambda x: anp.sum(x * c) + 1 / 0)(np.ones(2))
     assert c.flags.writeable
+
+
+# Protection by count (design.md section 10): every tape that reads an array holds it, and the array is
+# writable again only once the last of them is done.
+
+
+def _pullback_of(x):
+    return autodiff.vjp(lambda x: anp.sum(anp.sin(x) * x), x)[1]
+
+
+def _expected(x):
+    return np.cos(x) * x + np.sin(x)
+
+
+def test_two_live_pullbacks_over_one_array_keep_it_read_only():
+    x = np.array([0.5, 1.0])
+    p1, p2 = _pullback_of(x), _pullback_of(x)
+    del p1
+    with pytest.raises(ValueError, match="read-only"):
+        x[:] = 5.0
+    np.testing.assert_allclose(p2(1.0)[0], _expected(np.array([0.5, 1.0])))
+    del p2
+    x[:] = 5.0  # the last reader is gone
+
+
+def test_a_second_tape_over_an_already_read_only_array_counts_too():
+    c, x = np.array([2.0, 3.0]), np.array([0.5, 1.0])
+    p1 = autodiff.vjp(lambda x: anp.sum(x * c), x)[1]  # c read-only now
+    p2 = autodiff.vjp(lambda x: anp.sum(x * c), x)[1]  # sees c already read-only
+    del p1
+    assert not c.flags.writeable
+    del p2
+    assert c.flags.writeable
+
+
+def test_another_threads_grad_finishing_leaves_our_arrays_protected():
+    import threading
+
+    x = np.array([0.5, 1.0])
+    b_holds, a_holds, b_done = threading.Event(), threading.Event(), threading.Event()
+    seen = {}
+
+    def thread_b():
+        def f(y):
+            out = anp.sum(anp.sin(y) * x)  # x is held by B's tape first
+            b_holds.set()
+            a_holds.wait(10)
+            return out
+        autodiff.grad(f)(np.ones(2))
+        b_done.set()
+
+    def f_a(y):
+        b_holds.wait(10)
+        out = anp.sum(anp.sin(y) * x)  # A's tape reads x too, while B still holds it
+        a_holds.set()
+        b_done.wait(10)  # B has finished and given back what it held
+        seen["writeable"] = x.flags.writeable
+        return out
+
+    t = threading.Thread(target=thread_b)
+    t.start()
+    autodiff.grad(f_a)(np.ones(2))
+    t.join()
+    assert seen["writeable"] is False  # A's tape still reads x
+    assert x.flags.writeable
+
+
+def test_parameters_as_views_of_one_buffer_are_writable_after_grad():
+    flat = np.arange(8.0)
+    model = {"W": flat[:6].reshape(2, 3), "b": flat[6:]}
+    g = autodiff.grad(lambda m: anp.sum(anp.tanh(m["W"] @ np.ones(3) + m["b"])))(model)
+    for a in (flat, model["W"], model["b"]):
+        assert a.flags.writeable
+    model["b"] -= 0.1 * g["b"]  # an in-place SGD step
+    model["W"] -= 0.1 * g["W"]
+
+
+def test_a_writable_view_of_a_read_only_base_is_writable_again():
+    base = np.arange(4.0)
+    view = base[1:]
+    base.setflags(write=False)  # the user's choice; the view stays writable, as numpy allows
+    autodiff.grad(lambda v: anp.sum(v * v))(view)
+    assert view.flags.writeable and not base.flags.writeable
+    view[0] = 7.0
+    from autodiff._protection import held_count
+
+    assert held_count(view) == 0  # nothing kept waiting
+
+
+def test_the_base_of_a_read_only_view_is_protected():
+    base = np.array([0.5, 1.0, 1.5])
+    view = base[:2]
+    view.setflags(write=False)
+    out, pullback = autodiff.vjp(lambda v: anp.sum(anp.sin(v) * v), view)
+    with pytest.raises(ValueError, match="read-only"):
+        base[0] = 9.0
+    np.testing.assert_allclose(pullback(1.0)[0], _expected(np.array([0.5, 1.0])))
+    del pullback
+    base[0] = 9.0
+    assert not view.flags.writeable  # as it was
+
+
+@pytest.mark.parametrize("read, index", [
+    (lambda x, i: x[:, i], np.array([0, 2])),
+    (lambda x, i: anp.take(x, i, axis=1), np.array([2, 0, 2])),
+    (lambda x, i: x[1, i], np.array([True, False, True])),
+])
+def test_index_arrays_inside_tuples_are_protected(read, index):
+    x = np.arange(6.0).reshape(2, 3) / 4
+    expected = autodiff.vjp(lambda x: anp.sum(read(x, index.copy()) ** 2), x)[1](1.0)[0]
+    _, pullback = autodiff.vjp(lambda x: anp.sum(read(x, index) ** 2), x)
+    with pytest.raises(ValueError, match="read-only"):
+        index[0] = index[1]
+    np.testing.assert_allclose(pullback(1.0)[0], expected)
+
+
+def test_keyword_arrays_are_protected():
+    from autodiff.extend import defvjp, primitive
+
+    scale = primitive(lambda x, *, by: x * by, "scale_by")
+    defvjp(scale, lambda g, ans, x, *, by: g * by)
+    by = np.array([2.0, 3.0])
+    _, pullback = autodiff.vjp(lambda x: anp.sum(scale(x, by=by)), np.ones(2))
+    with pytest.raises(ValueError, match="read-only"):
+        by[0] = 100.0
+    np.testing.assert_allclose(pullback(1.0)[0], [2.0, 3.0])
+
+
+def test_arrays_read_through_stop_gradient_are_protected():
+    def f(x):
+        y = anp.exp(x)  # exp's pullback reads its output
+        c = autodiff.stop_gradient(y)
+        try:
+            c[0] = 0.0
+        except ValueError as e:
+            assert "read-only" in str(e)
+        return anp.sum(y)
+
+    x = np.array([0.5, 1.0])
+    np.testing.assert_allclose(autodiff.grad(f)(x), np.exp(x))
+
+
+def test_aux_outputs_of_a_live_pullback_are_protected():
+    x = np.array([0.5, 1.0])
+    out, pullback, aux = autodiff.vjp(lambda x: (anp.sum(anp.exp(x)), anp.exp(x)), x, has_aux=True)
+    assert not aux.flags.writeable
+    del pullback
+    assert aux.flags.writeable

@@ -137,3 +137,37 @@ def test_inputs_are_not_modified():
     for k in model:
         np.testing.assert_array_equal(model[k], before[k])
         assert not state[k].state.any()
+
+
+def test_a_gradient_of_the_wrong_shape_is_refused_naming_the_path():
+    model = {"layer": {"b": np.ones(3)}}
+    state = setup(Descent(0.1), model)
+    with pytest.raises(ValueError, match=r"layer\.b has shape \(2, 3\).*parameter has shape \(3,\)"):
+        update(state, model, {"layer": {"b": np.ones((2, 3))}})
+    with pytest.raises(TypeError, match=r"gradient at layer\.b is a dict"):
+        update(state, model, {"layer": {"b": {"x": np.ones(3)}}})
+
+
+def test_swapped_state_and_model_are_refused():
+    model = {"w": np.ones(2), "b": np.zeros(2)}
+    state = setup(Descent(0.1), model)
+    g = {"w": np.ones(2), "b": np.ones(2)}
+    with pytest.raises(TypeError, match=r"swapped.*update\(state, model, grads\)"):
+        update(model, state, g)
+    with pytest.raises(TypeError, match=r"swapped.*update\(state, model, grads\)"):
+        update(model, model, g)  # a model where the state should be
+
+
+@pytest.mark.parametrize("path", ["enc", "enc[0]", KeyPath("enc", 0), ("enc", 0)])
+def test_freeze_takes_a_key_a_printed_key_path_or_a_keypath(path):
+    model = {"enc": [np.ones(2), np.ones(1)], "dec": {"w": np.ones(2)}}
+    state = freeze(setup(Descent(0.1), model), path)
+    assert state["enc"][0].frozen and not state["dec"]["w"].frozen
+    assert not thaw(state, path)["enc"][0].frozen
+    assert freeze(setup(Descent(0.1), model), "dec.w")["dec"]["w"].frozen
+
+
+def test_freeze_prefers_a_key_that_looks_like_a_path():
+    model = {"a.b": np.ones(2), "a": {"b": np.ones(2)}}
+    state = freeze(setup(Descent(0.1), model), "a.b")
+    assert state["a.b"].frozen and not state["a"]["b"].frozen

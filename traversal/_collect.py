@@ -12,26 +12,26 @@ import numpy as np
 from autodiff.extend import Traced, ZeroTangent, fields_getter, node_of, registry_version, value_of
 
 from . import _readers
-from ._trainable import isnumeric, trainable, trainables
+from ._trainable import is_customised, isnumeric, trainable, trainable_version, trainables
 
-_default_trainable = trainable.dispatch(object)
-_customised = {}  # type -> bool, valid while the registry keeps its size
-_registry_size = [None]
+_customised = {}  # type -> bool, valid while the registrations stay as they were
+_seen_version = [None]
 
 
 def _refresh():
-    """Forget what was worked out per type once ``trainable`` or the container registry changes."""
-    size = (len(trainable.registry), registry_version())
-    if size != _registry_size[0]:
+    """Forget what was worked out per type once ``trainable`` (an ABC registration included) or the
+    container registry changes."""
+    version = (trainable_version(), registry_version())
+    if version != _seen_version[0]:
         _customised.clear()
         _getters.clear()
-        _registry_size[0] = size
+        _seen_version[0] = version
 
 
 def _is_customised(cls):
     hit = _customised.get(cls)
     if hit is None:
-        hit = _customised[cls] = trainable.dispatch(cls) is not _default_trainable
+        hit = _customised[cls] = is_customised(cls)
     return hit
 
 
@@ -182,7 +182,7 @@ def parameter_pairs(model, grads, match=None):
             continue
         if _is_param(x):
             if inside or match(x):
-                _add(order, total_dx, x, dx)
+                _add(order, total_dx, x, _checked_dx(path, x, dx))
             continue
         node = node_of(x)
         if node is None:
@@ -200,6 +200,24 @@ def _add(order, total_dx, x, dx):
     else:
         order.append(x)
         total_dx[id(x)] = dx
+
+
+def _checked_dx(path, x, dx):
+    """``dx`` if it is an array (or number) of ``x``'s shape; else an error naming the key path and both."""
+    if type(dx) is np.ndarray and type(x) is np.ndarray and dx.shape == x.shape:  # the usual case
+        return dx
+    v, want = value_of(dx), np.shape(value_of(x))
+    if not isinstance(v, (np.ndarray, np.generic, float, int, complex)):
+        raise TypeError(
+            f"total: grads has a {type(v).__name__} at {_show(path)}, where the model has an array of shape "
+            f"{want}; pass the structural gradient of this model (e.g. from autodiff.grad)"
+        )
+    if np.shape(v) != want:
+        raise ValueError(
+            f"total: grads at {_show(path)} has shape {np.shape(v)}, but the parameter there has shape "
+            f"{want}; pass a gradient of the parameter's shape"
+        )
+    return dx
 
 
 def _grad_children(dx, keys, path, x):

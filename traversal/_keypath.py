@@ -1,5 +1,7 @@
 """Key paths: where a node sits inside a model."""
 
+import re
+
 from ._functor import children, rebuild
 
 __all__ = ["KeyPath", "getkeypath", "haskeypath", "setkeypath"]
@@ -35,6 +37,32 @@ class KeyPath(tuple):
         for k in self:
             out += f"[{k}]" if isinstance(k, int) else (f".{k}" if out else str(k))
         return out or "(root)"
+
+    @classmethod
+    def parse(cls, text):
+        """The key path a printed one names: ``"layers[0].weight"`` is ``KeyPath("layers", 0, "weight")``.
+
+        >>> KeyPath.parse("layers[0].weight")
+        KeyPath('layers', 0, 'weight')
+        >>> KeyPath.parse(str(KeyPath(1, "b"))) == KeyPath(1, "b")
+        True
+        """
+        if text == "(root)":
+            return cls()
+        keys, pos = [], 0
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            if m is None or (m.group(2) is not None and pos and not m.group(0).startswith(".")):
+                raise ValueError(
+                    f"KeyPath.parse: cannot read {text!r} at position {pos}; write keys as in "
+                    "str(KeyPath(...)): 'layers[0].weight' (names joined by '.', positions in [])"
+                )
+            keys.append(int(m.group(1)) if m.group(1) is not None else m.group(2))
+            pos = m.end()
+        return cls(*keys)
+
+
+_TOKEN = re.compile(r"\[(-?\d+)\]|\.?([^.\[\]]+)")
 
 
 def getkeypath(x, path):

@@ -11,9 +11,9 @@ import numpy as np
 
 from autodiff.extend import LayoutCache, Traced, registry_version
 
-from ._trainable import trainable
+from ._trainable import trainable, trainable_version
 
-_readers = LayoutCache(version=lambda: (len(trainable.registry), registry_version()))
+_readers = LayoutCache(version=lambda: (trainable_version(), registry_version()))  # never stale: see the version
 
 
 def clear():

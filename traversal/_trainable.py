@@ -1,16 +1,17 @@
 """Trainability: which leaves are parameters, and which children an optimiser may touch."""
 
+import abc
 import functools
 
 import numpy as np
 
-from autodiff.extend import value_of
+from autodiff.extend import set_trainable_filter, value_of
 
 from ._cache import IdentityCache
 from ._functor import children, rebuild
 from ._walks import NOPRUNE, CachedWalk, ExcludeWalk, Expand, execute, split
 
-__all__ = ["isnumeric", "trainable", "trainables", "TrainableWalk"]
+__all__ = ["isnumeric", "trainable", "trainables", "TrainableWalk", "trainable_version"]
 
 
 def isnumeric(x):
@@ -42,6 +43,47 @@ def trainable(x):
     [array([1.]), array([0.])]
     """
     return tuple(children(x))
+
+
+_default_trainable = trainable.dispatch(object)
+_registrations = [0]
+_plain_register = trainable.register
+
+
+def _counted_register(cls, func=None):
+    """``trainable.register``, counting registrations so caches can tell when to forget."""
+    result = _plain_register(cls, func)
+    _registrations[0] += 1
+    if func is None and isinstance(cls, type):  # @trainable.register(cls): registers once applied
+
+        def decorate(f):
+            out = result(f)
+            _registrations[0] += 1
+            return out
+
+        return decorate
+    return result
+
+
+trainable.register = _counted_register
+
+
+def trainable_version():
+    """Changes whenever what ``trainable`` dispatches to may have changed: a registration, or a class
+    registered with an ABC (``abc.get_cache_token``, which ``singledispatch`` itself watches)."""
+    return _registrations[0], abc.get_cache_token()
+
+
+def is_customised(cls):
+    """True when ``trainable`` restricts ``cls``'s children (a registration applies to it)."""
+    return trainable.dispatch(cls) is not _default_trainable
+
+
+def _trainable_filter(x):
+    return trainable(x) if is_customised(type(x)) else None
+
+
+set_trainable_filter(_trainable_filter)  # so grad puts a tie's gradient at its first trainable occurrence
 
 
 class TrainableWalk:

@@ -29,9 +29,27 @@ def _refuse(name, why):
     )
 
 
+class DetachError(TypeError):
+    """A traced value would become a plain one (``float``, ``np.asarray``, ``a[i] = x``, ``.item()``).
+
+    numpy reports ``a[i] = x`` into a plain array as its own ``ValueError`` ("setting an array element
+    with a sequence"), raised from this error, so the traceback shows both.
+    """
+
+
+_BUILD = ("build a new array from traced pieces with anp.stack / anp.concatenate, or anp.where(mask, new, x) "
+          "for a masked update")
+
+
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     ours = _routes.get(ufunc)
-    if ours is None or method != "__call__" or kwargs.get("out") is not None:
+    if kwargs.get("out") is not None:
+        raise DetachError(
+            f"numpy.{ufunc.__name__}(..., out=...) would write a traced value into an existing array in "
+            "place (this is what `a += x` does to a plain array `a`), which cannot be differentiated. "
+            f"Write `a = a + x` instead (the ops of autodiff.numpy return new arrays), or {_BUILD}"
+        )
+    if ours is None or method != "__call__":
         how = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
         raise _refuse(how, "autodiff has no rule for it in this form")
     return ours(*inputs, **kwargs)
@@ -45,10 +63,10 @@ def _array_function(self, func, types, args, kwargs):
 
 
 def _array(self, dtype=None, copy=None):
-    raise TypeError(
-        "numpy tried to convert a traced value to a plain array (np.asarray / "
-        "np.array), which would detach it from differentiation. Use the ops in "
-        "autodiff.numpy, or autodiff.stop_gradient(x) for a constant copy"
+    raise DetachError(
+        "numpy tried to convert a traced value to a plain array (np.asarray, np.array, or `a[...] = x` "
+        "into a plain array), which would detach it from differentiation. Use the ops in autodiff.numpy "
+        f"({_BUILD}), or autodiff.stop_gradient(x) if you want a constant"
     )
 
 

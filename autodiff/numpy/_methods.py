@@ -11,10 +11,11 @@ import numpy as np
 
 from ..extend import Traced, value_of
 from . import _binary as choose
-from . import _broadcast, _complex, _indexing, _linalg, _remainder
+from . import _broadcast, _complex, _indexing, _interop, _linalg, _remainder
 from . import _elementwise as E
 from . import _reductions as R
 from . import _shape as S
+from ._interop import DetachError
 
 
 def _binary(f):
@@ -50,10 +51,29 @@ def _iter(self):
 
 
 def _float(self):
+    raise DetachError(
+        "float() of a traced value (also called by numpy for `a[i] = x` into a plain array) would "
+        "detach it from differentiation. Keep it as an array (e.g. `x.sum()`) and "
+        f"{_interop._BUILD}; or use autodiff.stop_gradient(x) if you really want a constant"
+    )
+
+
+def _detaching(name):
+    def refuse(self, *args, **kwargs):
+        raise DetachError(
+            f"x.{name}() on a traced value would give plain Python numbers, detached from "
+            f"differentiation. Keep it as an array; call autodiff.stop_gradient(x).{name}() if you "
+            "want constants (e.g. for logging)"
+        )
+
+    return refuse
+
+
+def _setitem(self, index, value):
     raise TypeError(
-        "float() of a traced value would detach it from differentiation. Keep "
-        "it as an array (e.g. `x.sum()`), or use autodiff.stop_gradient(x) if "
-        "you really want a constant"
+        "x[...] = value: a traced value cannot be changed in place (the tape has already recorded it). "
+        "Build a new array instead: anp.where(mask, value, x), anp.concatenate([x[:i], value, x[i + 1:]]), "
+        "or anp.stack of the pieces"
     )
 
 
@@ -77,7 +97,8 @@ METHODS = {
     "__lt__": _compare(operator.lt), "__le__": _compare(operator.le),
     "__gt__": _compare(operator.gt), "__ge__": _compare(operator.ge),
     "__eq__": _compare(np.equal), "__ne__": _compare(np.not_equal),
-    "__getitem__": _getitem, "__iter__": _iter,
+    "__getitem__": _getitem, "__setitem__": _setitem, "__iter__": _iter,
+    "item": _detaching("item"), "tolist": _detaching("tolist"),
     "__len__": lambda self: len(value_of(self)),
     "__bool__": lambda self: bool(value_of(self)),
     "__float__": _float, "__complex__": _float,
