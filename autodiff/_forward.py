@@ -16,7 +16,7 @@ from ._primitive import _leaked
 from ._tangents import ZERO, ZeroTangent
 from ._traced import Traced, _state, current_level
 
-observers = []  # callables (pushforward, prim, args, ans, tangents in, tangent out); used by autodiff.trace
+observers = []  # callables (pushforward, prim, args, kwargs, result dual); used by autodiff.trace
 
 
 class Pushforward:
@@ -86,8 +86,10 @@ def push(prim, level, args, kwargs):
     ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
     out = jvp_rule_of(prim)(tangents, argnums, ans, argvals, kwargs) if argnums else ZERO
     if observers:
+        result = dual(ans, level, out)
         for observe in observers:
-            observe(level, prim, args, ans, dict(zip(argnums, tangents)), out)
+            observe(level, prim, args, kwargs, result)
+        return result
     return dual(ans, level, out)
 
 

@@ -16,7 +16,7 @@ from ._arguments import zeros_like_primal
 from ._backward import backward
 from ._primitive import _rules
 from ._tangents import ZERO, Thunk, ZeroTangent, add_tangents
-from ._traced import Traced, new_input, open_tape, release, value_of
+from ._traced import Traced, _state, new_input, open_tape, release, value_of
 
 _jvp_rules = {}
 _fallbacks = {}  # primitive -> its linearised rule, built once
@@ -92,9 +92,13 @@ def linearised(prim, tangents, argnums, ans, args, kwargs):
     level in play), and the tangents are pulled back through that tape.
     """
     pullback = _rules[prim]
-    with open_tape() as tape:
-        u = _cotangent_inputs(tape, ans)
-        cts = _pull(pullback, u, argnums, ans, args, kwargs)
+    tracer, _state.tracer = _state.__dict__.get("tracer"), None  # autodiff.trace shows the push, not this tape
+    try:
+        with open_tape() as tape:
+            u = _cotangent_inputs(tape, ans)
+            cts = _pull(pullback, u, argnums, ans, args, kwargs)
+    finally:
+        _state.tracer = tracer
     try:
         seeds = {}
         for c, t in zip(cts, tangents):
