@@ -166,7 +166,7 @@ class Trace:
         uses = _uses(tape)
         for i, entry in enumerate(tape.entries):
             lines.append("  " + self._entry_line(tape, i, entry, uses))
-        if k == 0 and self.output is not None:
+        if k == 0 and self.output is not None and self.tangent is None:
             outs = ", ".join(f"%{i}" for i in _output_indices(self, tape))
             lines.append("  out " + (outs or "(a constant: it does not depend on the inputs)"))
         return "\n".join(lines)
@@ -187,6 +187,8 @@ class Trace:
 
     def _outer_name(self, tape, i):
         value = _input_value(tape, i)
+        if type(value) is Traced and any(p is value.tape for p in self.pushforwards):
+            return f"(pushforward {[id(p) for p in self.pushforwards].index(id(value.tape)) + 1} value)"
         for other in self.tapes:
             if type(value) is Traced and value.tape is other:
                 return f"(tape {self.tapes.index(other) + 1} %{value.index})"
