@@ -15,10 +15,10 @@ import numpy as np
 
 from . import _backward, _forward
 from ._arguments import is_differentiable
+from ._higher import jvp
 from ._jvp_rules import _jvp_rules
 from ._tangents import Thunk, ZeroTangent
 from ._traced import Traced, _state
-from ._higher import jvp
 from ._transforms import vjp
 from ._trees import dotted, leaves
 
