@@ -77,6 +77,13 @@ def defjvp(prim, *jvps):
     carry a tangent.  A primitive without a JVP is pushed forward through its
     pullback (two small reverse passes per call), so ``defjvp`` is for speed
     and memory, never for correctness.
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> scale = primitive(lambda x, c: x * c, "scale")
+    >>> defjvp(scale, lambda t, ans, x, c: scale(t, c), lambda t, ans, x, c: scale(x, t))
+    >>> autodiff.jvp(lambda x, c: scale(x, c), (np.ones(2), 3.0), (np.ones(2), 1.0))[1]
+    array([4., 4.])
     """
     _jvp_rules[prim] = per_argument_jvp(prim.__name__, jvps)
 
