@@ -85,12 +85,10 @@ def push(prim, level, args, kwargs):
             lower = lower or type(a) is Traced
     ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
     out = jvp_rule_of(prim)(tangents, argnums, ans, argvals, kwargs) if argnums else ZERO
-    if observers:
-        result = dual(ans, level, out)
-        for observe in observers:
-            observe(level, prim, args, kwargs, result)
-        return result
-    return dual(ans, level, out)
+    result = dual(ans, level, out)
+    for observe in observers:
+        observe(level, prim, args, kwargs, result)
+    return result
 
 
 def jvp_via_ad(f, xs, ts):
