@@ -1,4 +1,4 @@
-"""autodiff: tape-based reverse-mode AD over numpy, nestable to any order.
+"""autodiff: tape-based reverse-mode and dual-number forward-mode AD over numpy, nestable to any order.
 
 >>> import autodiff
 >>> import autodiff.numpy as anp
@@ -9,9 +9,9 @@
 from . import numpy  # noqa: F401  (installs array behaviour on traced values)
 from ._ggn import ggnvp
 from ._gradcheck import GradcheckError, gradcheck
-from ._higher import hvp, jvp
+from ._higher import hvp, jvp, linearize
 from ._holomorphic import holomorphic_grad
-from ._jacobian import hessian, jacobian
+from ._jacobian import hessian, jacfwd, jacobian, jacrev
 from ._kernels import warmup
 from ._show import show, ties
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk
@@ -21,7 +21,8 @@ from ._transforms import grad, value_and_grad, vjp
 from .numpy import abssum, maxabs, scaled, sumsq
 
 __all__ = [
-    "grad", "value_and_grad", "vjp", "jvp", "jacobian", "hessian", "hvp", "stop_gradient",
+    "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "jacrev", "jacfwd", "hessian", "hvp",
+    "stop_gradient",
     "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "scaled", "warmup", "trace", "Trace",
     "show", "ties",
     "holomorphic_grad", "ggnvp",

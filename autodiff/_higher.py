@@ -1,23 +1,34 @@
-"""Products with a direction, built on vjp: ``jvp`` (``J v``) and ``hvp`` (``H v``).
+"""Products with a direction in forward mode: ``jvp`` (``J v``), ``linearize`` and ``hvp`` (``H v``).
 
-Primals are a tuple of positional arguments, or one bare argument (a model,
-an array) with its tangent.  Tangents mirror the primals and are checked leaf
-by leaf: structure, shape and dtype, and one direction per tied array
+``jvp`` pushes the direction forward in the same pass as the primal (no
+tape); ``hvp`` is forward over reverse, the ``jvp`` of ``grad``, so only the
+gradient's one tape is recorded; ``linearize`` records the forward once and
+pushes each new direction along that record.  Primals are a tuple of
+positional arguments, or one bare argument (a model, an array) with its
+tangent.  Tangents mirror the primals and are checked leaf by leaf:
+structure, shape and dtype, and one direction per tied array
 (:mod:`autodiff._directions`).
 """
 
 from ._arguments import is_differentiable, zeros_like_primal
 from ._directions import Variables, as_arguments
-from ._transforms import grad, vjp
+from ._forward import dual, open_pushforward
+from ._jvp_rules import jvp_rule_of
+from ._tangents import ZeroTangent
+from ._traced import Traced, new_input, open_tape, release, value_of
+from ._transforms import _unwrap_outputs, grad
 from ._trees import rebuild_node, transform
 
 
 def jvp(f, primals, tangents):
-    """Forward-mode product ``J v`` by the double-vjp trick; returns ``(out, J v)``.
+    """Forward-mode product ``J v`` in one forward pass; returns ``(out, J v)``.
 
-    The pullback ``u -> J^T u`` is linear in ``u``, so pulling ``v`` back
-    through it once more gives ``J v``.  ``tangents`` mirrors ``primals``
-    (``None`` for a zero subtree); ``jvp(f, m, v)`` is ``jvp(f, (m,), (v,))``.
+    ``tangents`` mirrors ``primals`` (``None`` for a zero subtree); ``jvp(f,
+    m, v)`` is ``jvp(f, (m,), (v,))``.  Nothing is recorded: each primitive
+    computes its output and its output tangent (its JVP rule, or the
+    linearisation of its pullback) and the chain keeps only what is live.
+    ``J v`` mirrors ``out``: zeros where the output does not depend on the
+    direction, ``None`` at non-float leaves.
 
     >>> import numpy as np
     >>> import autodiff.numpy as anp
@@ -30,28 +41,49 @@ def jvp(f, primals, tangents):
     primals, tangents, bare = as_arguments("jvp", primals, tangents)
     variables = Variables(primals)
     directions = variables.directions("jvp", tangents, bare)
-
-    def f_flat(*xs):
-        return f(*variables.substitute(xs))
-
-    out, pullback = vjp(f_flat, *variables.leaves)
-    _, pull_twice = vjp(pullback, _zeros_like_tree(out))
-    directions = [zeros_like_primal(x) if d is None else d for x, d in zip(variables.leaves, directions)]
-    return out, pull_twice(tuple(directions))[0]
+    with open_pushforward() as level:
+        out = f(*variables.substitute(_duals(variables.leaves, directions, level)))
+    return primal_and_tangent(out, level)
 
 
-def _zeros_like_tree(x):
-    def leaf_fn(path, leaf):
-        return zeros_like_primal(leaf) if is_differentiable(leaf) else leaf
+def _duals(leaves, directions, level):
+    return [x if d is None else dual(x, level, d) for x, d in zip(leaves, directions)]
 
-    return transform(x, leaf_fn, rebuild_node)
+
+def primal_and_tangent(out, level):
+    """``(out without level's duals, their tangents in out's structure)``: zeros where none flowed."""
+    tangents = []
+
+    def primal(path, leaf):
+        if type(leaf) is Traced and leaf.tape is level:
+            tangents.append(materialise(leaf.tangent, leaf.value))
+            return leaf.value
+        tangents.append(zeros_like_primal(leaf) if is_differentiable(leaf) else None)
+        return leaf
+
+    out = transform(out, primal, rebuild_node)
+    given = iter(tangents)
+    return out, transform(out, lambda path, leaf: next(given), rebuild_node)
+
+
+def materialise(t, primal):
+    """A dense tangent for ``primal``: a symbolic zero becomes zeros of its shape and dtype."""
+    if type(t) is ZeroTangent:
+        v = value_of(primal)
+        return tuple(zeros_like_primal(p) for p in v) if type(v) is tuple else zeros_like_primal(v)
+    if type(t) is tuple:
+        return tuple(materialise(ti, p) for ti, p in zip(t, value_of(primal)))
+    return t
 
 
 def hvp(f, primals, tangents):
-    """Hessian-vector product ``H v`` (reverse over reverse), in the structure of the primals.
+    """Hessian-vector product ``H v`` (forward over reverse), in the structure of the primals.
 
-    A tuple of primals gives a tuple, one gradient-shaped result per primal; a
-    bare primal gives one: ``hvp(f, m, v)`` is ``hvp(f, (m,), (v,))[0]``.
+    The ``jvp`` of ``grad(f)``: the gradient's tape is recorded once, over
+    dual values, and no second tape is needed.  A tuple of primals gives a
+    tuple, one gradient-shaped result per primal (``None`` where the gradient
+    does not depend on the primals); a bare primal gives one:
+    ``hvp(f, m, v)`` is ``hvp(f, (m,), (v,))[0]``.
 
     >>> import numpy as np
     >>> hvp(lambda x: (x ** 3).sum(), (np.array([1.0, 2.0]),), (np.array([1.0, 1.0]),))
@@ -63,9 +95,91 @@ def hvp(f, primals, tangents):
     variables = Variables(primals)
     directions = variables.directions("hvp", tangents, bare)
     nums = tuple(range(len(primals)))
-
-    def grad_dot_direction(*xs):
-        return variables.dot(grad(f, nums)(*xs), directions)
-
-    result = grad(grad_dot_direction, nums)(*primals)
+    with open_pushforward() as level:
+        grads = grad(f, nums)(*variables.substitute(_duals(variables.leaves, directions, level)))
+    result = transform(grads, lambda path, g: _gradient_tangent(path, g, level), _collapse)
     return result[0] if bare else result
+
+
+def _gradient_tangent(path, g, level):
+    """The tangent of one gradient leaf: ``None`` where the gradient does not move (a bare argument: zeros)."""
+    if type(g) is Traced and g.tape is level:
+        return materialise(g.tangent, g.value)
+    if g is None or len(path) > 1:
+        return None
+    return zeros_like_primal(g)
+
+
+def _collapse(path, x, node, keys, results):
+    """Rebuild a container; one whose every result is ``None`` collapses to ``None`` (as in ``grad``)."""
+    if path and all(r is None for r in results):
+        return None
+    return node.rebuild(x, results)
+
+
+def linearize(f, *primals):
+    """``(out, f_jvp)``: ``f_jvp(*tangents)`` is ``J v`` at ``primals``, for as many ``v`` as you like.
+
+    The forward runs once and is recorded (each op's output and arguments,
+    as ``vjp`` records them); each call of ``f_jvp`` pushes its tangents along
+    that record through the JVP rules, without running ``f`` again.  Tangents
+    mirror the primals, checked as in :func:`jvp`.
+
+    >>> import numpy as np
+    >>> import autodiff.numpy as anp
+    >>> f = lambda x: anp.sin(x) * x
+    >>> x = np.array([0.0, 1.0])
+    >>> out, f_jvp = linearize(f, x)
+    >>> f_jvp(np.array([1.0, 0.0]))
+    array([0., 0.])
+    >>> bool(np.allclose(f_jvp(np.array([0.0, 2.0])), jvp(f, x, np.array([0.0, 2.0]))[1]))
+    True
+    """
+    variables = Variables(tuple(primals))
+    with open_tape() as tape:
+        inputs = [new_input(tape, x) for x in variables.leaves]
+        out = f(*variables.substitute(inputs))
+    value, outputs = _unwrap_outputs(out, tape)
+    return value, Linearized(tape, variables, inputs, value, outputs)
+
+
+class Linearized:
+    """``f_jvp`` of :func:`linearize`: tangents of the primals -> ``J v`` in the output's structure."""
+
+    def __init__(self, tape, variables, inputs, out, outputs):
+        self._tape, self._variables, self._inputs = tape, variables, inputs
+        self._out, self._outputs = out, outputs
+
+    def __del__(self):
+        release(self._tape)  # the arrays the record protected are the caller's again
+
+    def __call__(self, *tangents):
+        _, tangents, _ = as_arguments("linearize", self._variables.primals, tangents)
+        directions = self._variables.directions("linearize", tangents, False)
+        pushed = push_along(self._tape, {x.index: d for x, d in zip(self._inputs, directions) if d is not None})
+        given = iter(self._outputs)
+
+        def leaf_fn(path, leaf):
+            index, value = next(given)
+            t = pushed[index] if index is not None else None
+            if t is None:
+                return zeros_like_primal(value) if is_differentiable(value) else None
+            return materialise(t, value)
+
+        return transform(self._out, leaf_fn, rebuild_node)
+
+
+def push_along(tape, seeds):
+    """Tangents of every entry of ``tape``, pushed forward from ``seeds`` ({input index: tangent})."""
+    tangents = [None] * len(tape.entries)
+    for index, t in seeds.items():
+        tangents[index] = t
+    for i, (prim, parents, argnums, ans, args, kwargs) in enumerate(tape.entries):
+        if prim is None:
+            continue
+        given = [(n, tangents[p]) for n, p in zip(argnums, parents)
+                 if tangents[p] is not None and type(tangents[p]) is not ZeroTangent]
+        if given:
+            nums, ts = zip(*given)
+            tangents[i] = jvp_rule_of(prim)(list(ts), list(nums), ans, list(args), kwargs)
+    return tangents

@@ -10,7 +10,7 @@ argument, or a tuple of per-argument pullbacks ``vjp(g, ans, *args, **kwargs)``.
 
 import numpy as np
 
-from ._traced import NESTED, Traced, protect, protect_inside
+from ._traced import NESTED, Tape, Traced, protect, protect_inside
 
 _rules = {}
 
@@ -33,6 +33,8 @@ class Primitive:
                 top = a
         if top is None:
             return self.fun(*args, **kwargs)
+        if type(top.tape) is not Tape:  # a jvp's level: push tangents forward, record nothing (_forward.py)
+            return top.tape.push(self, args, kwargs)
         return _record(self, top.tape, args, kwargs)
 
     def __repr__(self):

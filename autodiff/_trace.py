@@ -3,23 +3,31 @@
 It shows what was recorded (per tape, with its nesting level), which
 pullback ran with which kind of cotangent (dense, symbolic zero, thunk
 evaluated or never evaluated), where cotangents of one value were added up
-(a tied weight), and model leaves under their key paths.
+(a tied weight), and model leaves under their key paths.  Forward mode
+(``jvp``) records nothing, so each pushforward level is listed from the
+pushes observed while ``f`` ran: each op with its primal and its tangent,
+and whether its own JVP rule or its pullback's linearisation made it.
 """
 
 import inspect
 
 import numpy as np
 
-from . import _backward
+from . import _backward, _forward
 from ._arguments import is_differentiable
+from ._higher import jvp
+from ._jvp_rules import _jvp_rules
 from ._tangents import Thunk, ZeroTangent
 from ._traced import Traced, _state, value_of
 from ._transforms import vjp
 from ._trees import dotted, leaves
 
 
-def trace(f, *args):
+def trace(f, *args, tangents=None):
     """Differentiate ``f`` at ``args`` (pulling back ones) and return a :class:`Trace` of it.
+
+    With ``tangents`` (one per argument, as for ``jvp``) it pushes them forward
+    instead, ``jvp(f, args, tangents)``, and lists the pushforward.
 
     >>> import numpy as np
     >>> import autodiff.numpy as anp
@@ -38,15 +46,21 @@ def trace(f, *args):
       %1 sin: got dense float64[3] -> %0 x dense float64[3]
     """
     record = Trace(_argument_names(f, len(args)))
+    record.args = args
     _state.tracer = record
     _backward.observers.append(record.observe)
+    _forward.observers.append(record.observe_push)
     try:
+        if tangents is not None:
+            record.output, record.tangent = jvp(f, tuple(args), tuple(tangents))
+            return record
         out, pullback = vjp(f, *args)
         record.name_inputs(args)
         record.output = out
         record.gradients = pullback(_ones_like(out))
     finally:
         _backward.observers.remove(record.observe)
+        _forward.observers.remove(record.observe_push)
         _state.tracer = None
     return record
 
@@ -81,10 +95,18 @@ class Trace:
         self.input_names = {}  # (id(tape), index) -> key path of a model leaf
         self.output = None
         self.gradients = None
+        self.pushforwards = []  # every jvp level opened while f ran
+        self.pushes = []  # (pushforward, primitive, args, kwargs, result dual)
+        self.args = ()
+        self.tangent = None
 
     def observe(self, tape, index, entry, g, parent_cts):
         if any(t is tape for t in self.tapes):
             self.events.append((tape, index, entry, g, parent_cts))
+
+    def observe_push(self, level, prim, args, kwargs, result):
+        if any(p is level for p in self.pushforwards):
+            self.pushes.append((level, prim, args, kwargs, result))
 
     def name_inputs(self, args):
         """Name the first tape's inputs after the leaves they trace, by key path."""
@@ -106,14 +128,45 @@ class Trace:
                 position += 1
 
     def __str__(self):
-        return "\n".join(self._tape_listing(k, tape) for k, tape in enumerate(self.tapes))
+        listings = [(p.level, self._pushforward_listing(k, p)) for k, p in enumerate(self.pushforwards)]
+        listings += [(tape.level, self._tape_listing(k, tape)) for k, tape in enumerate(self.tapes)]
+        return "\n".join(text for _, text in sorted(listings, key=lambda item: item[0]))
+
+    def _pushforward_listing(self, k, level):
+        """Each push at ``level``: ``%n = op(...) -> primal  tangent ...``, inputs first seen as ``in``."""
+        lines, numbers, count = [f"pushforward {k + 1} (level {level.level})"], {}, 0
+        names = {id(leaf): name + dotted(path) for arg, name in zip(self.args, self.arg_names)
+                 for path, leaf in leaves(arg, ())}
+        for lvl, prim, args, kwargs, result in self.pushes:
+            if lvl is not level:
+                continue
+            for a in args:
+                if type(a) is Traced and a.tape is level and id(a) not in numbers:
+                    numbers[id(a)], count = count, count + 1
+                    name = names.get(id(a.value)) or self._value_name(a.value)
+                    lines.append(f"  in  %{numbers[id(a)]} {name} {_describe(a.value)}  tangent {_tangent(a)}")
+            shown = ", ".join(f"%{numbers[id(a)]}" if id(a) in numbers else _short(a) for a in args)
+            extra = "".join(f", {k}={v!r}" for k, v in kwargs.items() if k != "dtype" or v is not None)
+            numbers[id(result)] = numbers[id(result.value)] = count
+            count += 1
+            lines.append(f"  %{numbers[id(result)]} = {prim.__name__}({shown}{extra}) -> "
+                         f"{_describe(result.value)}  tangent {_tangent(result)}{_how(prim, args, level)}")
+        if k == 0 and self.tangent is not None:
+            outs = [f"%{numbers[id(leaf)]}" for _, leaf in leaves(self.output, ()) if id(leaf) in numbers]
+            lines.append("  out " + (", ".join(outs) or "(a constant: it does not depend on the direction)"))
+        return "\n".join(lines)
+
+    def _value_name(self, value):
+        if type(value) is Traced and any(t is value.tape for t in self.tapes):
+            return f"(tape {[id(t) for t in self.tapes].index(id(value.tape)) + 1} %{value.index})"
+        return "input"
 
     def _tape_listing(self, k, tape):
         lines = [f"tape {k + 1} (level {tape.level})"]
         uses = _uses(tape)
         for i, entry in enumerate(tape.entries):
             lines.append("  " + self._entry_line(tape, i, entry, uses))
-        if k == 0 and self.output is not None:
+        if k == 0 and self.output is not None and self.tangent is None:
             outs = ", ".join(f"%{i}" for i in _output_indices(self, tape))
             lines.append("  out " + (outs or "(a constant: it does not depend on the inputs)"))
         return "\n".join(lines)
@@ -134,6 +187,8 @@ class Trace:
 
     def _outer_name(self, tape, i):
         value = _input_value(tape, i)
+        if type(value) is Traced and any(p is value.tape for p in self.pushforwards):
+            return f"(pushforward {[id(p) for p in self.pushforwards].index(id(value.tape)) + 1} value)"
         for other in self.tapes:
             if type(value) is Traced and value.tape is other:
                 return f"(tape {self.tapes.index(other) + 1} %{value.index})"
@@ -179,6 +234,21 @@ class Trace:
                 if type(c) is Thunk:
                     out.append((self.tapes.index(tape) + 1, i, False, c.evaluated))
         return out
+
+
+def _tangent(d):
+    """A dual's tangent: ``zero`` (symbolic) or ``dtype[shape]``."""
+    t = d.tangent
+    if type(t) is tuple:
+        return "(" + ", ".join("zero" if type(x) is ZeroTangent else _describe(x) for x in t) + ")"
+    return "zero" if type(t) is ZeroTangent else _describe(t)
+
+
+def _how(prim, args, level):
+    """Which forward rule ran: none (every tangent in was zero), the op's own, or its pullback's linearisation."""
+    if not any(type(a) is Traced and a.tape is level and type(a.tangent) is not ZeroTangent for a in args):
+        return "  (zeros in: no rule ran)"
+    return "  (jvp rule)" if prim in _jvp_rules else "  (via its pullback)"
 
 
 def _input_value(tape, i):

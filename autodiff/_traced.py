@@ -36,9 +36,13 @@ class Tape:
 
 
 class Traced:
-    """A value being differentiated at ``level``; the value may be traced too."""
+    """A value being differentiated at ``level``; the value may be traced too.
 
-    __slots__ = ("value", "level", "tape", "index")
+    Under a ``jvp`` (forward mode, :mod:`autodiff._forward`) ``tape`` is the
+    level's ``Pushforward`` and ``tangent`` the value's tangent; nothing is recorded.
+    """
+
+    __slots__ = ("value", "level", "tape", "index", "tangent")
 
     def __init__(self, value, tape, index, level=None):
         self.value = value

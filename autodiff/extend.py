@@ -1,4 +1,4 @@
-"""The door for rule writers: define primitives and their pullbacks.
+"""The door for rule writers: define primitives, their pullbacks (VJPs) and pushforwards (JVPs).
 
 Every built-in op, ``traversal`` and user code define rules through this
 module alone.
@@ -12,6 +12,11 @@ module alone.
 12.0
 >>> autodiff.grad(autodiff.grad(cube))(2.0)  # the pullback is differentiable
 12.0
+>>> float(autodiff.jvp(cube, 2.0, 1.0)[1])  # no JVP rule yet: pushed forward through the pullback
+12.0
+>>> defjvp(cube, lambda t, ans, x: t * 3 * x ** 2)
+>>> float(autodiff.jvp(cube, 2.0, 1.0)[1])  # now through its own rule
+12.0
 """
 
 from ._arguments import is_differentiable
@@ -24,6 +29,8 @@ from ._containers import (
     registry_version,
     set_trainable_filter,
 )
+from ._forward import jvp_via_ad
+from ._jvp_rules import _jvp_rules, joint_jvp, linear_jvp, per_argument_jvp
 from ._layouts import Layout, LayoutCache, compile_layout
 from ._primitive import Primitive, _rules, joint_rule, per_argument_rule
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, add_tangents, unthunk
@@ -31,7 +38,8 @@ from ._traced import Traced, value_of
 from ._via_ad import vjp_via_ad
 
 __all__ = [
-    "primitive", "defvjp", "defvjp_joint", "Primitive", "Traced", "value_of",
+    "primitive", "defvjp", "defvjp_joint", "defjvp", "defjvp_joint", "deflinear", "jvp_via_ad",
+    "Primitive", "Traced", "value_of",
     "is_differentiable", "register_container", "register_leaf", "node_of", "Node", "registry_version",
     "fields_getter", "set_trainable_filter", "compile_layout", "Layout", "LayoutCache",
     "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents", "vjp_via_ad",
@@ -64,6 +72,61 @@ def defvjp_joint(prim, pullback):
     used: wrap costly ones in ``Thunk`` so that a constant's is never computed.
     """
     _rules[prim] = joint_rule(pullback)
+
+
+def defjvp(prim, *jvps):
+    """Register one pushforward (JVP) per positional argument of ``prim``.
+
+    ``jvps[i](t, ans, *args, **kwargs)`` returns the output tangent caused by
+    the tangent ``t`` of argument ``i`` (shaped like ``ans``), given the
+    forward output ``ans``; the engine sums them over the arguments that carry
+    a tangent and never calls one for a symbolic zero.  Write it with
+    differentiable ops so that it nests; ``None`` marks an argument that cannot
+    carry a tangent.  A primitive without a JVP is pushed forward through its
+    pullback (two small reverse passes per call), so ``defjvp`` is for speed
+    and memory, never for correctness.
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> scale = primitive(lambda x, c: x * c, "scale")
+    >>> defjvp(scale, lambda t, ans, x, c: scale(t, c), lambda t, ans, x, c: scale(x, t))
+    >>> autodiff.jvp(lambda x, c: scale(x, c), (np.ones(2), 3.0), (np.ones(2), 1.0))[1]
+    array([4., 4.])
+    """
+    _jvp_rules[prim] = per_argument_jvp(prim.__name__, jvps)
+
+
+def defjvp_joint(prim, jvp):
+    """Register one pushforward for all arguments at once: ``jvp(tangents, ans, *args, **kwargs)``.
+
+    ``tangents`` has one entry per positional argument, ``ZeroTangent()`` for
+    those that carry none; it returns the output tangent.  Suits ops that are
+    linear in all their arguments together (``concatenate``, ``stack``):
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> join = primitive(lambda *xs: np.concatenate(xs), "join")
+    >>> zeros = lambda t, x: np.zeros_like(x) if t is ZeroTangent() else t
+    >>> defjvp_joint(join, lambda ts, ans, *xs: join(*[zeros(t, x) for t, x in zip(ts, xs)]))
+    >>> autodiff.jvp(lambda a: join(a, np.ones(1)), np.ones(2), np.full(2, 3.0))[1]
+    array([3., 3., 0.])
+    """
+    _jvp_rules[prim] = joint_jvp(jvp)
+
+
+def deflinear(prim):
+    """Declare ``prim`` linear in each positional argument with the others held (``multiply``,
+    ``matmul``, ``sum``, ``reshape``): its JVP in argument ``i`` is ``prim`` with the tangent in place
+    of that argument.  Not for ops linear only in all arguments together (``add``, ``concatenate``).
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> times = primitive(np.multiply, "times")
+    >>> deflinear(times)
+    >>> float(autodiff.jvp(lambda x: times(x, x), 3.0, 1.0)[1])
+    6.0
+    """
+    _jvp_rules[prim] = linear_jvp(prim)
 
 
 def known_reduction(f):

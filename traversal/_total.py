@@ -16,7 +16,11 @@ import autodiff.numpy as anp
 from autodiff.extend import (
     Thunk,
     Traced,
+    ZeroTangent,
+    add_tangents,
+    defjvp_joint,
     defvjp_joint,
+    jvp_via_ad,
     known_reduction,
     primitive,
     value_of,
@@ -240,3 +244,40 @@ def _known_pullback(g, ans, spec, init, *params):
 
 _total_known = primitive(_known_forward, "total")
 defvjp_joint(_total_known, _known_pullback)
+
+
+# Forward mode: the tangent of total is Σ f'(p)·v_p over the parameters that carry a tangent.
+
+
+def _total_jvp(tangents, ans, spec, init, *args):
+    """``f`` pushed forward at each parameter (with its ``dx``) along that parameter's tangent."""
+    out = tangents[1]
+    for k in range(0, len(args), spec.arity):
+        ts = tangents[2 + k:2 + k + spec.arity]
+        if any(type(t) is not ZeroTangent for t in ts):
+            out = add_tangents(out, jvp_via_ad(spec.f, args[k:k + spec.arity], ts)[1])
+    return out
+
+
+defjvp_joint(_total, _total_jvp)
+
+
+def _known_jvp(tangents, ans, spec, init, *params):
+    """``<f'(p), v_p>`` summed: the gradients at g = 1 of the fused forward, when it wrote them, dotted with v."""
+    units, spec.unit_grads = spec.unit_grads, None
+    plain = Traced not in map(type, params) and Traced not in map(type, tangents)
+    out = tangents[1]
+    for i, (p, t) in enumerate(zip(params, tangents[2:])):
+        if type(t) is ZeroTangent:
+            continue
+        if plain:
+            unit = units[i] if units is not None else spec.known.plain_vjp(1.0, p)
+            term = np.result_type(ans).type(np.real(np.vdot(unit, t)))
+        else:
+            unit = spec.known.vjp(1.0, p)
+            term = anp.sum(anp.real(anp.conj(unit) * t) if np.result_type(value_of(p)).kind == "c" else unit * t)
+        out = add_tangents(out, term)
+    return out
+
+
+defjvp_joint(_total_known, _known_jvp)
