@@ -14,7 +14,7 @@ import numpy as np
 
 from ._arguments import is_differentiable
 from ._traced import value_of
-from ._trees import dotted, leaves, rebuild_node, transform
+from ._trees import dotted, leaves, rebuild_node, trainable_flags, transform
 
 
 def as_arguments(name, primals, tangents):
@@ -55,6 +55,16 @@ class Variables:
                     tied[(path[0], id(leaf))] = v
             self.paths[v].append(path)
             self.at[path] = v
+
+    def homes(self):
+        """Per variable, the key path its derivative sits at, as in ``grad``: a tie's first trainable
+        occurrence, else its first (design §3)."""
+        trainable = set()
+        for i, arg in enumerate(self.primals):
+            flags = trainable_flags(arg)  # None when nothing restricts trainability
+            if flags is not None:
+                trainable.update(path for (path, _), ok in zip(leaves(arg, (i,)), flags) if ok)
+        return [next((p for p in paths if p in trainable), paths[0]) for paths in self.paths]
 
     def substitute(self, xs):
         """The primals with variable ``v`` replaced by ``xs[v]`` at every position that holds it."""

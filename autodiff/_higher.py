@@ -160,7 +160,7 @@ class Linearized:
         given = iter(self._outputs)
 
         def leaf_fn(path, leaf):
-            index, value = next(given)
+            _, index, value = next(given)
             t = pushed[index] if index is not None else None
             if t is None:
                 return zeros_like_primal(value) if is_differentiable(value) else None

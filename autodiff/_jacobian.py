@@ -189,7 +189,7 @@ def _blocks(variables, columns, j, out_leaf):
         return None
     shape, dtype = _shape(out_leaf), _dtype(out_leaf)
     blocks = [_block([c[j] for c in cols], shape, dtype, variables.leaves[v]) for v, cols in enumerate(columns)]
-    first = {paths[0]: v for v, paths in enumerate(variables.paths)}
+    first = {path: v for v, path in enumerate(variables.homes())}
 
     def block(path, leaf):
         v = first.get(path)

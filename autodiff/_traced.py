@@ -149,6 +149,6 @@ def stop_gradient(x):
         x = x.value
     if isinstance(x, np.ndarray):
         for tape in tapes:
-            if not tape.done:
+            if type(tape) is Tape and not tape.done:  # a jvp's level (a Pushforward) saves nothing
                 protect(tape, x)
     return x
