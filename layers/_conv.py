@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import autodiff.numpy as anp
-from autodiff.extend import defvjp, primitive, value_of
+from autodiff.extend import deflinear, defvjp, primitive, value_of
 
 
 def _windows(x, kh, kw, stride):
@@ -27,6 +27,8 @@ windows = primitive(_windows, "windows")
 unwindow = primitive(_unwindow, "unwindow")
 defvjp(windows, lambda g, ans, x, kh, kw, stride: unwindow(g, np.shape(value_of(x)), kh, kw, stride))
 defvjp(unwindow, lambda h, ans, g, shape, kh, kw, stride: windows(h, kh, kw, stride))
+deflinear(windows)  # each moves values around: the tangent moves the same way
+deflinear(unwindow)
 
 
 def pad_spatial(x, padding, value=0.0):

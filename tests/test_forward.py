@@ -428,3 +428,98 @@ def test_total_of_a_known_reduction_is_one_push_through_its_own_rule_and_nests()
         "total(<sumsq>, 0.0, %0, %1) -> float64[]  tangent float64[]  (jvp rule)"]
     assert gradcheck(lambda m: jvp(lambda m: total(anp.sumsq, m), m, v)[1], model, order=2)
     assert gradcheck(lambda d: jvp(lambda m: total(anp.linalg.norm, m), model, d)[1], v)
+
+
+# === group "shape, reductions, indexing, products": every primitive of these files has its own JVP rule ===
+
+SHAPE_GROUP = [
+    "autodiff.numpy._reductions", "autodiff.numpy._shape", "autodiff.numpy._indexing", "autodiff.numpy._linalg",
+    "autodiff.numpy._construction", "autodiff.numpy._splitting", "autodiff.numpy._joining",
+    "autodiff.numpy._dimensions", "autodiff.numpy._rotations", "autodiff.numpy._selection",
+    "autodiff.numpy._products", "autodiff.numpy._differences", "autodiff.numpy._ranges", "autodiff.numpy._sorting",
+    "autodiff.numpy._triangles", "autodiff.numpy._arraylike", "autodiff.numpy._einsum_forms",
+    "layers._conv", "layers._pool",
+]
+
+
+def _primitives_defined_in(module):
+    """The primitives bound by a module's own top-level assignments (``max = amax = ...`` too), not its imports."""
+    import ast
+    import inspect
+
+    from autodiff.extend import Primitive
+
+    tree = ast.parse(inspect.getsource(module))
+    assigned = [node for node in tree.body if isinstance(node, ast.Assign)]
+    names = {t.id for node in assigned for t in node.targets if isinstance(t, ast.Name)}
+    return {name: v for name, v in vars(module).items() if name in names and isinstance(v, Primitive)}
+
+
+def test_shape_group_every_primitive_has_its_own_jvp_rule():
+    import importlib
+
+    from autodiff._jvp_rules import _jvp_rules
+
+    found = {}
+    for name in SHAPE_GROUP:
+        found.update({f"{name}.{k}": p for k, p in _primitives_defined_in(importlib.import_module(name)).items()})
+    assert len(set(found.values())) >= 25  # sum ... windows: the lookup itself finds them
+    assert [k for k, p in found.items() if p not in _jvp_rules] == []
+
+
+def _shape_group_ops(x):
+    from autodiff.numpy._construction import split_flat
+    from layers._conv import unwindow, windows
+
+    m = anp.reshape(x, (2, 3))
+    reduced = anp.max(m, axis=0) * anp.prod(m) * anp.cumprod(x)[-1] + anp.sum(anp.pad(m, 1)) + anp.cumsum(x)[0]
+    joined = anp.concatenate([x, x]) @ anp.reshape(anp.stack([x, x], axis=1), (12,))
+    built = anp.array([x[0], 2.0]) * anp.linspace(x[1], x[2], 2) + split_flat(x, (2, 4))[1][:2]
+    product = anp.einsum("ij,jk->ik", m, anp.transpose(m)) + anp.diag(anp.diagonal(m)) + m[:, :2] @ m[:, 1:].T
+    cols = windows(anp.reshape(x, (1, 1, 2, 3)), 2, 2, 1)
+    moved = unwindow(cols, (1, 1, 2, 3), 2, 2, 1) * anp.reshape(anp.sort(anp.roll(x, 1)), (1, 1, 2, 3))
+    return anp.sum(reduced * anp.min(x)) + joined + anp.sum(built) + anp.sum(product) + anp.sum(moved)
+
+
+def test_shape_group_ops_push_through_their_own_rules_and_agree_with_the_pullbacks():
+    """Each kind (linear, per argument, joint, tuple-valued, ties) shows ``(jvp rule)`` in the trace."""
+    x = np.array([0.7, -1.2, 1.5, 0.4, -0.3, 0.9])
+    t = autodiff.trace(_shape_group_ops, x, tangents=(V[[0, 1, 2, 0, 1, 2]],))
+    pushes = [line.split(" = ")[1] for line in str(t).splitlines() if " = " in line]
+    mine = [p for p in pushes if not p.startswith(("add", "multiply"))]  # elementwise: another group's file
+    ops = {p.split("(")[0] for p in mine}
+    assert ops == {"reshape", "max", "prod", "cumprod", "getitem", "pad", "sum", "cumsum", "concatenate", "stack",
+                   "matmul", "pack", "linspace", "split_flat", "tuple_item", "einsum", "transpose", "diagonal",
+                   "put_diagonal", "windows", "unwindow", "roll", "permute_along", "min"}
+    assert [p for p in mine if not p.endswith("(jvp rule)")] == []
+    v = V[[0, 1, 2, 0, 1, 2]]
+    np.testing.assert_allclose(t.tangent, grad(_shape_group_ops)(x) @ v, rtol=1e-12)
+    assert gradcheck(lambda x: jvp(_shape_group_ops, x, v)[1], x, order=2)
+
+
+def test_shape_group_forward_over_reverse_through_construction_and_its_split():
+    """hvp through ``anp.array`` pushes the pullback's ``split_flat`` and ``tuple_item`` forward by their rules."""
+    def f(x):
+        return anp.sum(anp.array([[x[0] * x[1], anp.sin(x[2])], [3.0, x[1]]]) ** 3)
+
+    x, v = np.array([0.3, -0.7, 1.1]), np.array([1.0, 0.5, -2.0])
+    np.testing.assert_allclose(hvp(f, x, v), jacrev(grad(f))(x) @ v, rtol=1e-12)
+    t = autodiff.trace(lambda y: grad(f)(y), x, tangents=(v,))
+    pushes = [line.split(" = ")[1] for line in str(t).splitlines() if " = " in line]
+    rules = {p.split("(")[0]: p.rsplit("(", 1)[1] for p in pushes}
+    assert rules["split_flat"] == rules["tuple_item"] == "jvp rule)"
+
+
+@pytest.mark.parametrize("ours, theirs", [(lambda a: anp.max(a, axis=1), "amax"),
+                                          (lambda a: anp.prod(a, axis=1), "prod")], ids=["max ties", "prod at a zero"])
+def test_shape_group_kinks_follow_the_pullback_and_torch(ours, theirs):
+    """max's tied elements share the tangent evenly (the transpose of its pullback, and torch.amax's JVP);
+    prod at an exact zero is exact at first order."""
+    torch = pytest.importorskip("torch")
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 5.0]])
+    v = np.array([[0.5, 1.0, 2.0], [1.0, 4.0, -1.0]])
+    u = np.array([1.0, -2.0])
+    out, jv = jvp(ours, x, v)
+    np.testing.assert_allclose(u @ jv, np.vdot(vjp(ours, x)[1](u), v), rtol=1e-12)
+    want = torch.func.jvp(lambda a: getattr(torch, theirs)(a, dim=1), (torch.tensor(x),), (torch.tensor(v),))[1]
+    np.testing.assert_allclose(jv, want.numpy(), rtol=1e-12)

@@ -9,7 +9,7 @@ blocks), and each is the other's pullback, so construction nests to any order.
 
 import numpy as np
 
-from ..extend import Thunk, Traced, ZeroTangent, defvjp, defvjp_joint, primitive, unthunk
+from ..extend import Thunk, Traced, ZeroTangent, defjvp_joint, deflinear, defvjp, defvjp_joint, primitive, unthunk
 from ._broadcast import cast, dtype_of, shape_of
 from ._shape import reshape
 
@@ -56,6 +56,16 @@ def _split_flat_vjp(g, ans, flat, sizes):
 
 defvjp_joint(pack, _pack_vjp)
 defvjp(split_flat, _split_flat_vjp)
+
+
+def _pack_jvp(tangents, ans, shape, dtype, *leaves):
+    """``pack`` is linear in its leaves together: pack their tangents, zeros for a leaf without one."""
+    return pack(shape, dtype, *[np.zeros(shape_of(leaf), dtype) if type(t) is ZeroTangent else t
+                                for t, leaf in zip(tangents[2:], leaves)])
+
+
+defjvp_joint(pack, _pack_jvp)
+deflinear(split_flat)  # a tuple of tangents, one per block
 
 
 def _leaves(obj):

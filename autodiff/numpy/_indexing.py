@@ -6,7 +6,7 @@ pullback is indexing again.
 
 import numpy as np
 
-from ..extend import ZeroTangent, defvjp, primitive
+from ..extend import ZeroTangent, defjvp, deflinear, defvjp, primitive
 from ._broadcast import dtype_of, shape_of
 
 
@@ -34,6 +34,8 @@ def _is_basic(index):
 scatter_add = primitive(_scatter_add, "scatter_add")
 defvjp(getitem, lambda g, ans, x, index: scatter_add(g, shape_of(x), dtype_of(x), index))
 defvjp(scatter_add, lambda g, ans, h, shape, dtype, index: getitem(g, index))
+deflinear(getitem)
+deflinear(scatter_add)
 
 
 def _tuple_item(t, i):
@@ -49,6 +51,7 @@ def _tuple_item_vjp(g, ans, t, i):
 
 
 defvjp(tuple_item, _tuple_item_vjp)
+defjvp(tuple_item, lambda t, ans, tup, i: t[i])  # a tuple's tangent is the tuple of its parts' tangents
 
 
 def take(x, indices, axis=None):

@@ -4,7 +4,7 @@ import string
 
 import numpy as np
 
-from ..extend import Thunk, defvjp, defvjp_joint, primitive, value_of
+from ..extend import Thunk, deflinear, defvjp, defvjp_joint, primitive, value_of
 from ._broadcast import broadcast_to, cast, dtype_of, shape_of, unbroadcast
 from ._einsum_forms import canonical, from_sublists
 from ._elementwise import multiply
@@ -43,6 +43,7 @@ def _drop_last(a):
 
 
 defvjp(matmul, _matmul_vjp_x, _matmul_vjp_y)
+deflinear(matmul)  # one matmul per argument with a tangent: (x + tx)(y + ty) - xy, to first order
 
 
 def dot(x, y):
@@ -119,6 +120,7 @@ def _untie(term, shape, used, dtype):
 
 
 defvjp_joint(_einsum_p, _einsum_vjp)
+deflinear(_einsum_p)  # the subscripts are a constant, each operand enters linearly
 
 
 def einsum(*operands, optimize=False, **unsupported):
@@ -231,6 +233,8 @@ put_diagonal = primitive(_put_diagonal, "put_diagonal")
 defvjp(diagonal, lambda g, ans, x, offset=0, axis1=0, axis2=1: put_diagonal(
     g, shape_of(x), dtype_of(x), offset, axis1 % len(shape_of(x)), axis2 % len(shape_of(x))))
 defvjp(put_diagonal, lambda h, ans, g, shape, dtype, offset, axis1, axis2: diagonal(h, offset, axis1, axis2))
+deflinear(diagonal)
+deflinear(put_diagonal)
 
 
 def diag(v, k=0):

@@ -7,7 +7,7 @@ forward is numpy's own, so values match numpy's exactly.
 
 import numpy as np
 
-from ..extend import Traced, ZeroTangent, defvjp, primitive
+from ..extend import Traced, ZeroTangent, defjvp_joint, defvjp, primitive
 from ._broadcast import dtype_of, shape_of, unbroadcast
 from ._elementwise import divide, multiply, subtract
 from ._reductions import sum as _sum
@@ -48,6 +48,18 @@ def _to_stop(t):
 
 
 defvjp(_linspace_p, _endpoint_vjp(_to_start, 0), _endpoint_vjp(_to_stop, 1))
+
+
+def _linspace_jvp(tangents, ans, start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """The samples are linear in both endpoints together: the samples between their tangents."""
+    if np.dtype(dtype_of(ans)).kind in "biu":
+        return ZeroTangent()  # integer samples are floored: a step function
+    ends = [np.zeros(shape_of(e), dtype_of(ans)) if type(t) is ZeroTangent else t
+            for t, e in zip(tangents, (start, stop))]
+    return _linspace_p(*ends, num, endpoint=endpoint, dtype=dtype, axis=axis)
+
+
+defjvp_joint(_linspace_p, _linspace_jvp)
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .. import _kernels
-from ..extend import Traced, defvjp, primitive, value_of
+from ..extend import Traced, defjvp, deflinear, defvjp, primitive, value_of
 from ._broadcast import broadcast_to, dtype_of, shape_of
 from ._construction import from_nested
 from ._elementwise import divide, multiply
@@ -45,6 +45,7 @@ def _sum(x, axis=None, keepdims=False, dtype=None):
 
 sum = primitive(_sum, "sum")  # noqa: A001 - mirrors numpy's name
 defvjp(sum, lambda g, ans, x, axis=None, keepdims=False, dtype=None: expand_reduced(g, x, axis, keepdims))
+deflinear(sum)
 
 
 def mean(x, axis=None, keepdims=False, dtype=None):
@@ -68,14 +69,24 @@ def _extreme(np_fun, name):
     prim = primitive(forward, name)
 
     def vjp(g, ans, x, axis=None, keepdims=False):
-        # every element equal to the extreme shares the cotangent evenly (as JAX and PyTorch do)
-        v, a = value_of(x), value_of(ans)
-        hit = v == (a if keepdims or axis is None else np.expand_dims(a, _normalise_axis(axis, v.ndim)))
-        share = hit / hit.sum(axis=axis, keepdims=True)
-        return multiply(expand_reduced(g, x, axis, keepdims), share.astype(dtype_of(x)))
+        return multiply(expand_reduced(g, x, axis, keepdims), _ties_share(ans, x, axis, keepdims))
+
+    def jvp(t, ans, x, axis=None, keepdims=False):  # the transpose: the tied elements' mean tangent
+        return sum(multiply(t, _ties_share(ans, x, axis, keepdims)), axis=axis, keepdims=keepdims)
 
     defvjp(prim, vjp)
+    defjvp(prim, jvp)
     return prim
+
+
+def _ties_share(ans, x, axis, keepdims):
+    """A constant weight per element of ``x``: ``1/k`` at the ``k`` elements equal to the extreme, 0 elsewhere.
+
+    Every element equal to the extreme shares the derivative evenly, as in JAX and PyTorch.
+    """
+    v, a = value_of(x), value_of(ans)
+    hit = v == (a if keepdims or axis is None else np.expand_dims(a, _normalise_axis(axis, v.ndim)))
+    return (hit / hit.sum(axis=axis, keepdims=True)).astype(dtype_of(x))
 
 
 max = amax = _extreme(np.max, "max")  # noqa: A001
@@ -114,6 +125,21 @@ def _product_of_others(v, axis):
 
 
 defvjp(prod, _prod_vjp)
+
+
+def _prod_jvp(t, ans, x, axis=None, keepdims=False):
+    v = value_of(x)
+    if np.all(v != 0):  # d prod = prod * sum(t / x)
+        return multiply(ans, sum(divide(t, x), axis=axis, keepdims=keepdims))
+    if type(x) is Traced:
+        raise NotImplementedError(
+            "autodiff.numpy.prod: higher derivatives at inputs containing zeros are not supported; "
+            "the first derivative is exact"
+        )
+    return sum(multiply(t, _product_of_others(v, axis)), axis=axis, keepdims=keepdims)
+
+
+defjvp(prod, _prod_jvp)
 
 
 def var(x, axis=None, ddof=0, keepdims=False):
@@ -177,6 +203,7 @@ def _cumsum_vjp(g, ans, x, axis=None):
 
 
 defvjp(cumsum, _cumsum_vjp)
+deflinear(cumsum)
 
 
 def _cumprod(x, axis=None):
@@ -186,13 +213,17 @@ def _cumprod(x, axis=None):
 cumprod = primitive(_cumprod, "cumprod")
 
 
-def _cumprod_vjp(g, ans, x, axis=None):
-    from ._shape import flip, reshape
-
+def _refuse_zeros(x):
     if np.any(value_of(x) == 0):
         raise NotImplementedError(
             "autodiff.numpy.cumprod: the derivative at inputs containing zeros is not supported"
         )
+
+
+def _cumprod_vjp(g, ans, x, axis=None):
+    from ._shape import flip, reshape
+
+    _refuse_zeros(x)
     if axis is None:  # numpy flattens first
         return reshape(_cumprod_vjp(g, ans, reshape(x, (-1,)), 0), shape_of(x))
     # y_k = prod_{j<=k} x_j, so dL/dx_i = sum_{k>=i} g_k y_k / x_i
@@ -200,3 +231,12 @@ def _cumprod_vjp(g, ans, x, axis=None):
 
 
 defvjp(cumprod, _cumprod_vjp)
+
+
+def _cumprod_jvp(t, ans, x, axis=None):
+    _refuse_zeros(x)
+    # y_k = prod_{j<=k} x_j, so dy_k = y_k * sum_{j<=k} t_j / x_j (axis=None flattens both alike)
+    return multiply(ans, cumsum(divide(t, x), axis=axis))
+
+
+defjvp(cumprod, _cumprod_jvp)

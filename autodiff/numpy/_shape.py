@@ -2,8 +2,8 @@
 
 import numpy as np
 
-from ..extend import defvjp, defvjp_joint, primitive
-from ._broadcast import shape_of
+from ..extend import ZeroTangent, defjvp, defjvp_joint, deflinear, defvjp, defvjp_joint, primitive
+from ._broadcast import dtype_of, shape_of
 
 
 def _reshape(x, shape, order="C"):
@@ -14,6 +14,7 @@ def _reshape(x, shape, order="C"):
 
 reshape = primitive(_reshape, "reshape")
 defvjp(reshape, lambda g, ans, x, shape, order="C": reshape(g, shape_of(x), order=order))
+deflinear(reshape)
 
 
 def _transpose(x, axes=None):
@@ -22,6 +23,7 @@ def _transpose(x, axes=None):
 
 transpose = primitive(_transpose, "transpose")
 defvjp(transpose, lambda g, ans, x, axes=None: transpose(g, _inverse(axes, len(shape_of(x)))))
+deflinear(transpose)
 
 
 def _inverse(axes, ndim):
@@ -69,6 +71,12 @@ def _stack_vjp(g, ans, *arrays, axis=0):
 
 
 defvjp_joint(_stack_p, _stack_vjp)
+defjvp_joint(_stack_p, lambda ts, ans, *arrays, axis=0: _stack_p(*_zeros_filled(ts, arrays), axis=axis))
+
+
+def _zeros_filled(tangents, arrays):
+    """The tangents of a join's arrays, zeros (shaped and typed like the array) where none flows."""
+    return [np.zeros(shape_of(a), dtype_of(a)) if type(t) is ZeroTangent else t for t, a in zip(tangents, arrays)]
 
 
 def stack(arrays, axis=0):
@@ -95,6 +103,7 @@ def _concatenate_vjp(g, ans, *arrays, axis=0):
 
 
 defvjp_joint(_concatenate_p, _concatenate_vjp)
+defjvp_joint(_concatenate_p, lambda ts, ans, *arrays, axis=0: _concatenate_p(*_zeros_filled(ts, arrays), axis=axis))
 
 
 def concatenate(arrays, axis=0):
@@ -168,6 +177,7 @@ def _roll(x, shift, axis=None):
 
 roll = primitive(_roll, "roll")
 defvjp(roll, lambda g, ans, x, shift, axis=None: roll(g, _negate(shift), axis))
+deflinear(roll)
 
 
 def _negate(shift):
@@ -214,6 +224,7 @@ def _unpad(g, ans, x, pad_width, constant_values=0):
 
 
 defvjp(_pad_p, _unpad)
+defjvp(_pad_p, lambda t, ans, x, pad_width, constant_values=0: _pad_p(t, pad_width))  # the fill is a constant
 
 
 def pad(x, pad_width, mode="constant", constant_values=0):
