@@ -9,6 +9,6 @@ Import it explicitly (``import autodiff.scipy as asp``); ``import autodiff`` doe
 -1.0
 """
 
-from . import special
+from . import linalg, special
 
-__all__ = ["special"]
+__all__ = ["special", "linalg"]
