@@ -9,6 +9,6 @@ Import it explicitly (``import autodiff.scipy as asp``); ``import autodiff`` doe
 -1.0
 """
 
-from . import linalg, special
+from . import linalg, special, stats
 
-__all__ = ["special", "linalg"]
+__all__ = ["special", "stats", "linalg"]

@@ -1,4 +1,4 @@
-"""The gamma family: ``gammaln``, ``digamma``, ``polygamma``, ``betaln``, ``gammainc``, ``gammaincc``.
+"""The gamma family: ``gammaln``, ``digamma``, ``polygamma``, ``gammainc``, ``gammaincc``.
 
 Each rule is the next function of the family, so every order is differentiable:
 ``gammaln' = digamma``, ``digamma' = polygamma(1, .)``, ``polygamma(n, .)' = polygamma(n + 1, .)``.
@@ -8,7 +8,7 @@ import numpy as np
 import scipy.special as sc
 
 from ...extend import defvjp, primitive, value_of
-from ...numpy import add, exp, log, multiply, negative, subtract
+from ...numpy import exp, log, multiply, negative, subtract
 from ...numpy._broadcast import dtype_of, unbroadcast
 from .._ufuncs import ufunc_primitive
 
@@ -48,26 +48,12 @@ def polygamma(n, x):
     return _polygamma_p(np.asarray(n).astype(np.int64)[()], x)
 
 
-betaln = ufunc_primitive(sc.betaln, "betaln")
-
-
-def _betaln_vjp(which):
-    def vjp(g, ans, a, b):
-        own = a if which == 0 else b
-        return unbroadcast(multiply(g, subtract(digamma(own), digamma(add(a, b)))), own)
-
-    return vjp
-
-
-defvjp(betaln, _betaln_vjp(0), _betaln_vjp(1))
-
-
-def _no_shape_derivative(name):
-    def vjp(g, ans, a, x):
+def no_shape_derivative(name, argument="a"):
+    def vjp(g, ans, *args):
         raise NotImplementedError(
-            f"autodiff.scipy.special.{name}: the derivative in the shape parameter a is not implemented "
-            "(it has no closed form in elementary and gamma functions); differentiate in x only, and pass a "
-            "as a constant (autodiff.stop_gradient(a))"
+            f"autodiff.scipy.special.{name}: the derivative in the shape parameter {argument} is not "
+            "implemented (it has no closed form in elementary and gamma functions); differentiate in x only, "
+            f"and pass {argument} as a constant (autodiff.stop_gradient({argument}))"
         )
 
     return vjp
@@ -79,9 +65,9 @@ def _gammainc_density(g, a, x):
 
 
 gammainc = ufunc_primitive(sc.gammainc, "gammainc")
-defvjp(gammainc, _no_shape_derivative("gammainc"), lambda g, ans, a, x: _gammainc_density(g, a, x))
+defvjp(gammainc, no_shape_derivative("gammainc"), lambda g, ans, a, x: _gammainc_density(g, a, x))
 
 gammaincc = ufunc_primitive(sc.gammaincc, "gammaincc")
-defvjp(gammaincc, _no_shape_derivative("gammaincc"), lambda g, ans, a, x: negative(_gammainc_density(g, a, x)))
+defvjp(gammaincc, no_shape_derivative("gammaincc"), lambda g, ans, a, x: negative(_gammainc_density(g, a, x)))
 
-__all__ = ["gammaln", "digamma", "psi", "polygamma", "betaln", "gammainc", "gammaincc"]
+__all__ = ["gammaln", "digamma", "psi", "polygamma", "gammainc", "gammaincc"]
