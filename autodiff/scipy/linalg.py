@@ -12,6 +12,8 @@ cotangent, read off the same function of the block matrix ``[[A^T, G], [0, A^T]]
 array([0.375, 0.25 ])
 """
 
+import warnings
+
 import numpy as np
 import scipy.linalg as sl
 
@@ -168,7 +170,8 @@ def _real_matrix_function(name, scipy_f):
     def forward(a):
         out = scipy_f(a)
         if np.iscomplexobj(out) and not np.iscomplexobj(a):
-            if np.abs(out.imag).max() > 1e3 * np.finfo(out.real.dtype).eps * max(1.0, np.abs(out).max()):
+            # a rounding artefact is tiny; eigenvalues on the negative axis give imaginary parts near pi
+            if np.abs(out.imag).max() > 1e-4 * max(1.0, np.abs(out).max()):
                 raise ValueError(
                     f"autodiff.scipy.linalg.{name}: the result for this real matrix is complex (it has "
                     "eigenvalues on the closed negative real axis); pass a matrix whose eigenvalues avoid it"
@@ -187,7 +190,13 @@ expm.__doc__ = """The matrix exponential (batched ``(..., n, n)`` too); float32 
 sqrtm = _real_matrix_function("sqrtm", lambda a: sl.sqrtm(a))
 sqrtm.__doc__ = """The principal square root, for real matrices without eigenvalues on the closed negative axis."""
 
-logm = _real_matrix_function("logm", lambda a: sl.logm(a, disp=False)[0])
+def _logm(a):
+    with warnings.catch_warnings():  # scipy's accuracy estimate is pessimistic on the pullback's block matrices
+        warnings.filterwarnings("ignore", "logm result may be inaccurate", RuntimeWarning)
+        return sl.logm(a)
+
+
+logm = _real_matrix_function("logm", _logm)
 logm.__doc__ = """The principal logarithm, for real matrices without eigenvalues on the closed negative axis."""
 
 

@@ -1,0 +1,63 @@
+"""Domains and cases for the op table's issue-23 rows (autodiff.scipy).
+
+Each domain maps standard-normal draws inside the function's domain, away from the edges where a
+derivative blows up (so float32 finite differences stay meaningful).
+"""
+
+import hypothesis.strategies as st
+import numpy as np
+
+import autodiff.numpy as anp
+from autodiff.numpy._broadcast import dtype_of
+
+COUNTS = np.array([0.0, 1.0, 3.0])
+
+
+def open_unit(x):
+    """Inside (0.05, 0.95)."""
+    return 0.05 + 0.9 / (1.0 + np.exp(-x))
+
+
+def moderate(x):
+    """Inside (-2, 2): the Bessel and error functions grow fast beyond it."""
+    return 2.0 * np.tanh(x / 2.0)
+
+
+def small(x):
+    """A matrix of norm well below 1, for expm."""
+    return 0.3 * np.tanh(x)
+
+
+def near_identity(x):
+    """Eigenvalues near 2, far from the negative axis, for sqrtm and logm."""
+    return 0.2 * np.tanh(x) + 2.0 * np.eye(x.shape[-1])
+
+
+def spd(a):
+    n = np.shape(a)[-1]
+    return a @ anp.swapaxes(a, -1, -2) + n * np.eye(n, dtype=dtype_of(a))
+
+
+def well_conditioned(a):
+    return a + 3.0 * np.eye(np.shape(a)[-1], dtype=dtype_of(a))
+
+
+def positive_of(x):
+    """A positive function of a traced value (for parameters drawn over the whole line)."""
+    return anp.exp(x) + 0.5
+
+
+@st.composite
+def triangular_case(draw):
+    shapes = draw(st.sampled_from([((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (2, 3, 1)), ((1, 1), (1,))]))
+    kwargs = {"trans": draw(st.sampled_from([0, 1, "T", "N"])), "lower": draw(st.booleans()),
+              "unit_diagonal": draw(st.booleans())}
+    return shapes, kwargs
+
+
+matrix = st.sampled_from([((3, 3),), ((2, 2),), ((1, 1),)])
+
+
+def pivoted(x):
+    """Near 4 times the reversal permutation: LU must swap rows, and the pivots stay put under small moves."""
+    return 0.1 * x + 4.0 * np.eye(x.shape[-1])[::-1] if x.ndim >= 2 else x
