@@ -19,6 +19,7 @@ from autodiff.numpy import _broadcast as B
 from autodiff.numpy import _elementwise as E
 from autodiff.numpy import _indexing as Ix
 from autodiff.scipy import linalg as sla
+from autodiff.scipy import signal as sig
 from autodiff.scipy import special as sp
 from autodiff.scipy import stats
 from layers import Conv2d, MaxPool2d
@@ -411,4 +412,6 @@ OPS = [
     Op("linalg.sqrtm", sla.sqrtm, plain(sc.matrix), sc.near_identity),
     Op("linalg.logm", sla.logm, plain(sc.matrix), sc.near_identity),
     Op("linalg.block_diag", lambda a, b, c: sla.block_diag(a, b, c), plain(st.just(((2, 3), (), (2,))))),
+    Op("signal.convolve", lambda a, b, mode: sig.convolve(a, b, mode), sc.signal_case()),
+    Op("signal.correlate", lambda a, b, mode: sig.correlate(a, b, mode), sc.signal_case()),
 ]

@@ -61,3 +61,10 @@ matrix = st.sampled_from([((3, 3),), ((2, 2),), ((1, 1),)])
 def pivoted(x):
     """Near 4 times the reversal permutation: LU must swap rows, and the pivots stay put under small moves."""
     return 0.1 * x + 4.0 * np.eye(x.shape[-1])[::-1] if x.ndim >= 2 else x
+
+
+@st.composite
+def signal_case(draw):
+    """1-D and 2-D pairs, either one the larger (``valid`` needs one at least as large in every axis)."""
+    shapes = draw(st.sampled_from([((5,), (3,)), ((2,), (4,)), ((4, 5), (2, 3)), ((2, 2), (3, 4)), ((3, 3), (3, 1))]))
+    return shapes, {"mode": draw(st.sampled_from(["full", "same", "valid"]))}

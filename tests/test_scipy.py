@@ -186,3 +186,29 @@ def test_float32_stays_float32_with_default_arguments():
               lambda x: sp.gammainc(1.7, x), lambda x: sp.logsumexp(x, axis=0, keepdims=True)):
         out, pullback = autodiff.vjp(f, x)
         assert out.dtype == np.float32 and pullback(np.ones_like(out))[0].dtype == np.float32
+
+
+# --- signal ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("shapes", [((5,), (3,)), ((3,), (5,)), ((4, 5), (2, 3)), ((2, 3), (4, 5)), ((4, 3), (2, 3))])
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+def test_convolve_and_correlate_values_equal_scipys(shapes, mode):
+    import scipy.signal as sg
+
+    import autodiff.scipy.signal as sig
+
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(shapes[0]), rng.standard_normal(shapes[1])
+    np.testing.assert_allclose(sig.convolve(a, b, mode), sg.convolve(a, b, mode), rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(sig.correlate(a, b, mode), sg.correlate(a, b, mode), rtol=1e-12, atol=1e-14)
+
+
+def test_signal_errors_name_the_function_and_the_fix():
+    import autodiff.scipy.signal as sig
+
+    with pytest.raises(ValueError, match="convolve: mode must be one of"):
+        sig.convolve(np.ones(3), np.ones(2), "circular")
+    with pytest.raises(ValueError, match="correlate: mode='valid' needs one input at least as large"):
+        sig.correlate(np.ones((2, 5)), np.ones((3, 2)), "valid")
+    with pytest.raises(NotImplementedError, match="convolve2d: only boundary='fill'.*autodiff.numpy.pad"):
+        sig.convolve2d(np.ones((3, 3)), np.ones((2, 2)), boundary="wrap")

@@ -9,12 +9,14 @@ the op table and by scipy values in tests/test_scipy.py.
 import numpy as np
 import pytest
 import scipy.linalg as sl
+import scipy.signal as sg
 import scipy.special as ss
 import scipy.stats as sst
 
 import autodiff
 import autodiff.numpy as anp
 import autodiff.scipy.linalg as la
+import autodiff.scipy.signal as sig
 import autodiff.scipy.special as sp
 import autodiff.scipy.stats as st
 
@@ -132,6 +134,29 @@ LINALG = {
 }
 
 
+SIG_1D, KERNEL_1D = rng.standard_normal(7), rng.standard_normal(3)
+SIG_2D, KERNEL_2D = rng.standard_normal((5, 6)), rng.standard_normal((2, 3))
+
+
+def _torch_correlate(a, v, full=False):
+    """torch's conv1d/conv2d is a cross-correlation; ``full`` pads by the kernel size minus one."""
+    conv = torch.nn.functional.conv1d if a.dim() == 1 else torch.nn.functional.conv2d
+    padding = tuple(n - 1 for n in v.shape) if full else 0
+    return conv(a[None, None], v[None, None], padding=padding)[0, 0]
+
+
+SIGNAL = {
+    "correlate 1-D valid": ((SIG_1D, KERNEL_1D), lambda a, v: sig.correlate(a, v, "valid"), _torch_correlate,
+                            lambda a, v: sg.correlate(a, v, "valid")),
+    "convolve 1-D full": ((SIG_1D, KERNEL_1D), sig.convolve, lambda a, v: _torch_correlate(a, v.flip(0), True),
+                          sg.convolve),
+    "correlate 2-D full": ((SIG_2D, KERNEL_2D), sig.correlate2d, lambda a, v: _torch_correlate(a, v, True),
+                           sg.correlate2d),
+    "convolve 2-D valid": ((SIG_2D, KERNEL_2D), lambda a, v: sig.convolve2d(a, v, "valid"),
+                           lambda a, v: _torch_correlate(a, v.flip(0, 1)), lambda a, v: sg.convolve2d(a, v, "valid")),
+}
+
+
 def _float_positions(args):
     return tuple(i for i, a in enumerate(args) if isinstance(a, np.ndarray) and a.dtype.kind == "f")
 
@@ -190,3 +215,8 @@ def test_stats_matches_torch_distributions(name):
 @pytest.mark.parametrize("name", list(LINALG))
 def test_linalg_matches_torch(name):
     _compare(*LINALG[name])
+
+
+@pytest.mark.parametrize("name", list(SIGNAL))
+def test_signal_matches_torch_conv(name):
+    _compare(*SIGNAL[name])
