@@ -68,3 +68,4 @@ def signal_case(draw):
     """1-D and 2-D pairs, either one the larger (``valid`` needs one at least as large in every axis)."""
     shapes = draw(st.sampled_from([((5,), (3,)), ((2,), (4,)), ((4, 5), (2, 3)), ((2, 2), (3, 4)), ((3, 3), (3, 1))]))
     return shapes, {"mode": draw(st.sampled_from(["full", "same", "valid"]))}
+

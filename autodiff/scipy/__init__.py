@@ -9,6 +9,6 @@ Import it explicitly (``import autodiff.scipy as asp``); ``import autodiff`` doe
 -1.0
 """
 
-from . import linalg, signal, special, stats
+from . import integrate, linalg, signal, special, stats
 
-__all__ = ["special", "stats", "linalg", "signal"]
+__all__ = ["special", "stats", "linalg", "signal", "integrate"]
