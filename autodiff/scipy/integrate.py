@@ -23,9 +23,10 @@ import scipy.integrate as si
 
 import autodiff
 
-from ..extend import defvjp_joint, primitive, value_of
+from ..extend import defvjp_joint, primitive
 from ..numpy import astype, concatenate, multiply, negative, reshape, stack, sum
 from ..numpy._broadcast import dtype_of, shape_of
+from ._plain import plain
 
 __all__ = ["odeint"]
 
@@ -33,17 +34,17 @@ __all__ = ["odeint"]
 def _odeint(func, y0, t, *args, rtol=None, atol=None):
     dtype = np.result_type(y0, *args, np.float32) if np.result_type(y0).kind == "f" else np.float64
 
-    def plain(y, s):
+    def rate(y, s):
         return np.asarray(func(y, s, *args), dtype=np.float64)
 
-    ys = si.odeint(plain, np.asarray(y0, dtype=np.float64), t, rtol=rtol, atol=atol)
+    ys = si.odeint(rate, np.asarray(y0, dtype=np.float64), t, rtol=rtol, atol=atol)
     return ys.astype(dtype, copy=False)
 
 
 _odeint_p = primitive(_odeint, "odeint")
 
 
-def _augmented(func, n, sizes):
+def _augmented(func, n):
     """The adjoint system on the flat state ``[y, a, a_args]`` (``a_args`` only accumulates)."""
 
     def dynamics(state, s, *args):
@@ -66,16 +67,15 @@ def _zero_if_none(c, like):
 def _interval_back(func, ys_i, a, adj, t_from, t_to, args, rtol, atol):
     """One backward interval of the adjoint system: ``(a, adj)`` at ``t_to`` from their values at ``t_from``."""
     n = shape_of(ys_i)[0]
-    sizes = [int(np.prod(shape_of(x))) for x in args]
     state = concatenate([ys_i, a, adj])
     times = np.array([t_from, t_to], dtype=np.float64)
-    end = _odeint_p(_augmented(func, n, sizes), state, times, *args, rtol=rtol, atol=atol)[1]
+    end = _odeint_p(_augmented(func, n), state, times, *args, rtol=rtol, atol=atol)[1]
     return end[n:2 * n], end[2 * n:]
 
 
 def _odeint_vjp(g, ys, func, y0, t, *args, rtol=None, atol=None):
     """One cotangent each for ``func`` (none), ``y0``, ``t`` and every argument."""
-    t_primal, t = t, np.asarray(_plain(t), dtype=np.float64)
+    t_primal, t = t, np.asarray(plain(t), dtype=np.float64)
     sizes = [int(np.prod(shape_of(x))) for x in args]
     a = g[-1]
     adj = np.zeros(_total(sizes))
@@ -92,11 +92,6 @@ def _odeint_vjp(g, ys, func, y0, t, *args, rtol=None, atol=None):
 def _total(sizes):
     return int(np.sum(sizes)) if sizes else 0
 
-
-def _plain(x):
-    while value_of(x) is not x:
-        x = value_of(x)
-    return x
 
 
 def _time_cotangents(func, g, ys, t, args, a0):

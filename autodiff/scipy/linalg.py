@@ -17,9 +17,10 @@ import warnings
 import numpy as np
 import scipy.linalg as sl
 
-from ..extend import defvjp, primitive, value_of
+from ..extend import defvjp, primitive
 from ..numpy import concatenate, linalg, matmul, multiply, negative, reshape, swapaxes
 from ..numpy._broadcast import dtype_of, shape_of
+from ._plain import plain
 
 __all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu_factor", "lu_solve",
            "expm", "sqrtm", "logm", "block_diag"]
@@ -119,7 +120,7 @@ def _lu_factor_vjp(g, lu, a):
     middle = from_l + multiply(matmul(multiply(g, upper), _t(up)), upper)
     left = solve_triangular(low, middle, trans=1, lower=True, unit_diagonal=True)
     ga_perm = _t(solve_triangular(up, _t(left), trans=0, lower=False))  # middle U^-T, row by row
-    perm = _row_permutation(sl.lu_factor(_plain(a))[1])
+    perm = _row_permutation(sl.lu_factor(plain(a))[1])
     return ga_perm[np.argsort(perm)]
 
 
@@ -134,13 +135,8 @@ def lu_factor(a):
     """``(lu, piv)`` as scipy gives them: ``lu`` is differentiable, the pivots are integers."""
     if len(shape_of(a)) != 2 or shape_of(a)[0] != shape_of(a)[1]:
         raise ValueError(f"autodiff.scipy.linalg.lu_factor: expected a square matrix, got shape {shape_of(a)}")
-    return _lu_packed_p(a), sl.lu_factor(_plain(a))[1]
+    return _lu_packed_p(a), sl.lu_factor(plain(a))[1]
 
-
-def _plain(a):
-    while value_of(a) is not a:
-        a = value_of(a)
-    return a
 
 
 def lu_solve(lu_and_piv, b, trans=0):

@@ -2,15 +2,10 @@
 
 import numpy as np
 
-from ...extend import value_of
 from ...numpy import where
+from .._plain import plain
 
-
-def plain(x):
-    """The plain numpy value under every level of tracing."""
-    while value_of(x) is not x:
-        x = value_of(x)
-    return x
+__all__ = ["plain", "restrict", "safe"]
 
 
 def restrict(inside, logp, outside=-np.inf):
