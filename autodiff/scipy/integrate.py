@@ -23,7 +23,7 @@ import scipy.integrate as si
 
 import autodiff
 
-from ..extend import defvjp_joint, primitive
+from ..extend import Thunk, defvjp_joint, primitive
 from ..numpy import astype, concatenate, multiply, negative, reshape, stack, sum
 from ..numpy._broadcast import dtype_of, shape_of
 from ._plain import plain
@@ -83,15 +83,13 @@ def _odeint_vjp(g, ys, func, y0, t, *args, rtol=None, atol=None):
         a, adj = _interval_back(func, ys[i], a, adj, t[i], t[i - 1], args, rtol, atol)
         if i > 1:
             a = a + g[i - 1]
-    g_t = _time_cotangents(func, g, ys, t, args, a)
-    g_args = _unflatten(adj, args, sizes)
-    g_y0 = astype(a + g[0], dtype_of(y0))
-    return [None, g_y0, astype(g_t, dtype_of(t_primal))] + [astype(c, dtype_of(x)) for c, x in zip(g_args, args)]
+    g_t = Thunk(lambda: astype(_time_cotangents(func, g, ys, t, args, a), dtype_of(t_primal)))  # t is usually data
+    g_args = [astype(c, dtype_of(x)) for c, x in zip(_unflatten(adj, args, sizes), args)]
+    return [None, astype(a + g[0], dtype_of(y0)), g_t] + g_args
 
 
 def _total(sizes):
     return int(np.sum(sizes)) if sizes else 0
-
 
 
 def _time_cotangents(func, g, ys, t, args, a0):

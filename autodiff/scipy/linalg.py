@@ -138,7 +138,6 @@ def lu_factor(a):
     return _lu_packed_p(a), sl.lu_factor(plain(a))[1]
 
 
-
 def lu_solve(lu_and_piv, b, trans=0):
     """Solve ``a x = b`` (``trans=1``: ``a^T x = b``) from ``lu_factor(a)``; differentiable in ``lu`` and ``b``."""
     lu, piv = lu_and_piv
