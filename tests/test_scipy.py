@@ -145,8 +145,9 @@ def test_plain_scipy_ufuncs_of_several_arguments_route_too(name):
 
 
 @pytest.mark.parametrize("call", [lambda x: ss.gammasgn(x), lambda x: ss.gammaln(x, out=np.empty(2)),
-                                  lambda x: ss.logsumexp(x), lambda x: ss.polygamma(1, x)],
-                         ids=["unrouted ufunc", "out=", "python function", "polygamma"])
+                                  lambda x: ss.logsumexp(x), lambda x: ss.polygamma(1, x),
+                                  lambda x: sst.norm.logpdf(x), lambda x: sl.expm(x[:, None] * x)],
+                         ids=["unrouted ufunc", "out=", "python function", "polygamma", "scipy.stats", "scipy.linalg"])
 def test_an_unrouted_scipy_call_on_traced_values_raises_never_detaches(call):
     with pytest.raises(TypeError, match="traced value"):
         autodiff.grad(lambda x: call(x).sum())(np.array([0.3, 0.6]))
