@@ -393,6 +393,8 @@ OPS = [
        sc.open_unit),
     Op("stats.binom.logpmf", lambda p: stats.binom.logpmf(sc.COUNTS, 4, p), plain(st.just(((3,),))), sc.open_unit),
     Op("stats.binom.cdf", lambda p: stats.binom.cdf(sc.COUNTS, 4, p), plain(st.just(((),))), sc.open_unit),
+    Op("stats.pdf, sf and logsf forms", sc.other_continuous_forms, plain(st.just(((3,), ())))),
+    Op("stats.pmf and logcdf forms", sc.other_discrete_forms, plain(st.just(((3,),))), sc.open_unit),
     Op("stats.dirichlet.logpdf", stats.dirichlet.logpdf, plain(st.sampled_from([((3,), (3,)), ((3, 2), (3,))])),
        positive),
     Op("stats.multivariate_normal.logpdf", lambda x, m, a: stats.multivariate_normal.logpdf(x, m, sc.spd(a)),

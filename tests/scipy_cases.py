@@ -9,6 +9,7 @@ import numpy as np
 
 import autodiff.numpy as anp
 from autodiff.numpy._broadcast import dtype_of
+from autodiff.scipy import stats
 
 COUNTS = np.array([0.0, 1.0, 3.0])
 
@@ -69,3 +70,21 @@ def signal_case(draw):
     shapes = draw(st.sampled_from([((5,), (3,)), ((2,), (4,)), ((4, 5), (2, 3)), ((2, 2), (3, 4)), ((3, 3), (3, 1))]))
     return shapes, {"mode": draw(st.sampled_from(["full", "same", "valid"]))}
 
+
+
+def other_continuous_forms(x, s):
+    """The pdf, sf, logsf and remaining cdf forms, summed: one gradcheck for the compositions over logpdf/cdf."""
+    x, scale = anp.exp(x * 0.5) + 0.1, positive_of(s)  # x > 0 keeps every family inside its support
+    return (stats.norm.pdf(x, 0.2, scale) + stats.norm.sf(x, 0.2, scale) + stats.norm.logsf(x, 0.2, scale)
+            + stats.cauchy.cdf(x, 0.2, scale) + stats.laplace.cdf(x, 0.2, scale) + stats.logistic.cdf(x, 0.2, scale)
+            + stats.t.pdf(x, 3.5, 0.2, scale) + stats.t.logcdf(x, 3.5, 0.2, scale)
+            + stats.gamma.sf(x, 2.5, 0.0, scale) + stats.gamma.logcdf(x, 2.5, 0.0, scale)
+            + stats.expon.logsf(x, 0.0, scale) + stats.expon.logcdf(x, 0.0, scale) + stats.expon.pdf(x, 0.0, scale)
+            + stats.beta.pdf(anp.tanh(x) * 0.9, 2.0, 3.0))
+
+
+def other_discrete_forms(p):
+    """pmf forms and the binomial logcdf, in the success probability ``p``."""
+    k = np.array([0, 1, 3])
+    return (stats.poisson.pmf(k, p * 4.0) + stats.bernoulli.pmf(np.array([0, 1, 1]), p)
+            + stats.binom.pmf(k, 4, p) + stats.binom.logcdf(k, 4, p))
