@@ -11,12 +11,17 @@ from dataclasses import dataclass
 import hypothesis.strategies as st
 import linalg_cases as lc
 import numpy as np
+import scipy_cases as sc
 
 import autodiff.numpy as anp
 from autodiff.nn import functional as F
 from autodiff.numpy import _broadcast as B
 from autodiff.numpy import _elementwise as E
 from autodiff.numpy import _indexing as Ix
+from autodiff.scipy import linalg as sla
+from autodiff.scipy import signal as sig
+from autodiff.scipy import special as sp
+from autodiff.scipy import stats
 from layers import Conv2d, MaxPool2d
 from layers._conv import unwindow, windows
 
@@ -400,4 +405,87 @@ OPS = [
     Op("sort", anp.sort, sort_case()),
     Op("partition", lambda x: anp.partition(x, 1, axis=0), plain(st.just(((3, 2),)))),
     Op("partition flat", lambda x: anp.partition(x, [0, 2], axis=None), plain(st.just(((2, 3),)))),
+    # issue 23: autodiff.scipy
+    Op("special.gammaln", sp.gammaln, plain(one()), positive),
+    Op("special.digamma", sp.digamma, plain(one()), positive),
+    Op("special.polygamma 1", lambda x: sp.polygamma(1, x), plain(one()), positive),
+    Op("special.polygamma 3", lambda x: sp.polygamma(3, x), plain(one()), positive),
+    Op("special.erf", sp.erf, plain(one()), sc.moderate),
+    Op("special.erfc", sp.erfc, plain(one()), sc.moderate),
+    Op("special.erfinv", sp.erfinv, plain(one()), inside_unit),
+    Op("special.ndtr", sp.ndtr, plain(one())),
+    Op("special.ndtri", sp.ndtri, plain(one()), sc.open_unit),
+    Op("special.log_ndtr", sp.log_ndtr, plain(one()), sc.moderate),
+    Op("special.expit", sp.expit, plain(one())),
+    Op("special.logit", sp.logit, plain(one()), sc.open_unit),
+    Op("special.logsumexp", lambda x, axis, keepdims: sp.logsumexp(x, axis=axis, keepdims=keepdims), reduce_case()),
+    Op("special.logsumexp b", lambda a, b: sp.logsumexp(a, axis=-1, b=b),
+       plain(st.sampled_from([((2, 3), (3,)), ((3,), (2, 3)), ((4,), (4,))])), positive),
+    Op("special.logsumexp negative b", lambda a, b: sp.logsumexp(a, b=b - 4.0, return_sign=True)[0],
+       plain(st.just(((3,), (3,)))), inside_unit),
+    Op("special.xlogy", sp.xlogy, plain(broadcast_pair()), positive),
+    Op("special.xlog1py", sp.xlog1py, plain(broadcast_pair()), positive),
+    Op("special.entr", sp.entr, plain(one()), positive),
+    Op("special.betaln", sp.betaln, plain(broadcast_pair()), positive),
+    Op("special.betainc in x", lambda x: sp.betainc(1.5, 2.5, x), plain(one()), sc.open_unit),
+    Op("special.gammainc in x", lambda x: sp.gammainc(1.7, x), plain(one()), positive),
+    Op("special.gammaincc in x", lambda x: sp.gammaincc(0.8, x), plain(one()), positive),
+    Op("special.i0", sp.i0, plain(one()), sc.moderate),
+    Op("special.i1", sp.i1, plain(one()), sc.moderate),
+    Op("special.i0e", sp.i0e, plain(one()), away_from_zero),
+    Op("special.i1e", sp.i1e, plain(one()), away_from_zero),
+    Op("stats.norm.logpdf", stats.norm.logpdf, plain(st.just(((3,), (3,), ()))), positive),
+    Op("stats.norm.cdf", stats.norm.cdf, plain(st.just(((3,), (), (3,)))), positive),
+    Op("stats.norm.logcdf", stats.norm.logcdf, plain(st.just(((3,), (3,), (3,)))), positive),
+    Op("stats.norm.ppf", lambda q, loc, s: stats.norm.ppf(q, loc, s), plain(st.just(((3,), (3,), ()))), sc.open_unit),
+    Op("stats.t.logpdf", stats.t.logpdf, plain(st.just(((3,), (), (3,), ()))), positive),
+    Op("stats.t.cdf", lambda x, loc, s: stats.t.cdf(x, 3.5, loc, s), plain(st.just(((3,), (), ()))), sc.moderate),
+    Op("stats.cauchy.logpdf", stats.cauchy.logpdf, plain(st.just(((3,), (), (3,)))), positive),
+    Op("stats.cauchy.logcdf", stats.cauchy.logcdf, plain(st.just(((3,), (), ()))), positive),
+    Op("stats.laplace.logpdf", lambda x, loc, s: stats.laplace.logpdf(x, -loc, s), plain(st.just(((3,), (), ()))),
+       positive),
+    Op("stats.laplace.logcdf", lambda x, s: stats.laplace.logcdf(x, 0.0, sc.positive_of(s)),
+       plain(st.just(((4,), ()))), away_from_zero),
+    Op("stats.logistic.logpdf", lambda x, loc, s: stats.logistic.logpdf(x, -loc, s), plain(st.just(((3,), (), ()))),
+       positive),
+    Op("stats.logistic.logcdf", stats.logistic.logcdf, plain(st.just(((3,), (3,), ()))), positive),
+    Op("stats.gamma.logpdf", lambda x, a, loc, s: stats.gamma.logpdf(x, a, -loc, s),
+       plain(st.just(((3,), (3,), (), ()))), positive),
+    Op("stats.gamma.cdf", lambda x, s: stats.gamma.cdf(x, 2.5, 0.0, s), plain(st.just(((3,), ()))), positive),
+    Op("stats.beta.logpdf", lambda u, a, b: stats.beta.logpdf(u, a + 1.0, b + 1.0), plain(st.just(((3,), (), (3,)))),
+       sc.open_unit),
+    Op("stats.beta.cdf", lambda u: stats.beta.cdf(u, 2.0, 3.5), plain(one()), sc.open_unit),
+    Op("stats.expon.logpdf", lambda x, loc, s: stats.expon.logpdf(x, -loc, s), plain(st.just(((3,), (), ()))),
+       positive),
+    Op("stats.expon.cdf", lambda x, s: stats.expon.cdf(x, 0.0, s), plain(st.just(((3,), ()))), positive),
+    Op("stats.poisson.logpmf", lambda mu: stats.poisson.logpmf(sc.COUNTS, mu), plain(st.just(((3,),))), positive),
+    Op("stats.poisson.cdf", lambda mu: stats.poisson.cdf(sc.COUNTS, mu), plain(st.just(((),))), positive),
+    Op("stats.bernoulli.logpmf", lambda p: stats.bernoulli.logpmf(np.array([0, 1, 1]), p), plain(st.just(((3,),))),
+       sc.open_unit),
+    Op("stats.binom.logpmf", lambda p: stats.binom.logpmf(sc.COUNTS, 4, p), plain(st.just(((3,),))), sc.open_unit),
+    Op("stats.binom.cdf", lambda p: stats.binom.cdf(sc.COUNTS, 4, p), plain(st.just(((),))), sc.open_unit),
+    Op("stats.pdf, sf and logsf forms", sc.other_continuous_forms, plain(st.just(((3,), ())))),
+    Op("stats.pmf and logcdf forms", sc.other_discrete_forms, plain(st.just(((3,),))), sc.open_unit),
+    Op("stats.dirichlet.logpdf", stats.dirichlet.logpdf, plain(st.sampled_from([((3,), (3,)), ((3, 2), (3,))])),
+       positive),
+    Op("stats.multivariate_normal.logpdf", lambda x, m, a: stats.multivariate_normal.logpdf(x, m, sc.spd(a)),
+       plain(st.sampled_from([((4, 3), (3,), (3, 3)), ((2,), (2,), (2, 2))]))),
+    Op("stats.multivariate_normal.logpdf diagonal", stats.multivariate_normal.logpdf,
+       plain(st.just(((4, 3), (3,), (3,)))), positive),
+    Op("stats.multivariate_t.logpdf", lambda x, m, a, df: stats.multivariate_t.logpdf(x, m, sc.spd(a),
+       sc.positive_of(df)), plain(st.just(((4, 3), (3,), (3, 3), ())))),
+    Op("linalg.solve_triangular", lambda a, b, **kw: sla.solve_triangular(sc.well_conditioned(a), b, **kw),
+       sc.triangular_case()),
+    Op("linalg.cholesky upper", lambda a: sla.cholesky(sc.spd(a)), plain(sc.matrix)),
+    Op("linalg.cho_solve", lambda a, b: sla.cho_solve(sla.cho_factor(sc.spd(a), lower=True), b),
+       plain(st.just(((3, 3), (3, 2))))),
+    Op("linalg.lu_factor", lambda a: sla.lu_factor(a)[0], plain(sc.matrix), sc.pivoted),
+    Op("linalg.lu_solve", lambda a, b: sla.lu_solve(sla.lu_factor(a), b) + sla.lu_solve(sla.lu_factor(a), b, trans=1),
+       plain(st.just(((3, 3), (3,)))), sc.pivoted),
+    Op("linalg.expm", sla.expm, plain(st.sampled_from([((3, 3),), ((2, 2, 2),), ((1, 1),)])), sc.small),
+    Op("linalg.sqrtm", sla.sqrtm, plain(sc.matrix), sc.near_identity),
+    Op("linalg.logm", sla.logm, plain(sc.matrix), sc.near_identity),
+    Op("linalg.block_diag", lambda a, b, c: sla.block_diag(a, b, c), plain(st.just(((2, 3), (), (2,))))),
+    Op("signal.convolve", lambda a, b, mode: sig.convolve(a, b, mode), sc.signal_case()),
+    Op("signal.correlate", lambda a, b, mode: sig.correlate(a, b, mode), sc.signal_case()),
 ]

@@ -1,0 +1,99 @@
+"""``autodiff.scipy.signal``: ``convolve`` and ``correlate`` (any matching ndim; ``convolve2d``,
+``correlate2d`` with zero fill), modes ``full``, ``same`` and ``valid``.
+
+``convolve`` is the primitive.  A ``same`` or ``valid`` result is a centred window of the full one,
+so its cotangent is first zero-padded back to the full shape; the full convolution's pullback to
+each input is then a ``valid`` correlation of that cotangent with the other input (a convolution
+with it flipped), so the rule is written with ``convolve`` itself and nests.  ``correlate`` is
+``convolve`` with the second input flipped, as in scipy.
+
+>>> import numpy as np
+>>> import autodiff
+>>> autodiff.grad(lambda a: convolve(a, np.array([1.0, 2.0]), mode="valid").sum())(np.ones(3))
+array([2., 3., 1.])
+"""
+
+import scipy.signal as sg
+
+from ..extend import defvjp, primitive
+from ..numpy import flip, pad
+from ..numpy._broadcast import shape_of
+
+__all__ = ["convolve", "correlate", "convolve2d", "correlate2d"]
+
+_MODES = ("full", "same", "valid")
+
+
+def _convolve(in1, in2, mode):
+    return sg.convolve(in1, in2, mode=mode, method="direct")
+
+
+_convolve_p = primitive(_convolve, "convolve")
+
+
+def _full_cotangent(g, in1, in2, mode):
+    """``g`` zero-padded to the full convolution's shape, at the centred window scipy returns."""
+    if mode == "full":
+        return g
+    full = [a + b - 1 for a, b in zip(shape_of(in1), shape_of(in2))]
+    widths = [((f - n) // 2, f - n - (f - n) // 2) for f, n in zip(full, shape_of(g))]
+    return pad(g, widths)
+
+
+def _convolve_vjp(which):
+    def vjp(g, ans, in1, in2, mode):
+        other = in2 if which == 0 else in1
+        return _convolve_p(_full_cotangent(g, in1, in2, mode), flip(other), "valid")
+
+    return vjp
+
+
+defvjp(_convolve_p, _convolve_vjp(0), _convolve_vjp(1))
+
+
+def _checked(name, in1, in2, mode):
+    if mode not in _MODES:
+        raise ValueError(f"autodiff.scipy.signal.{name}: mode must be one of {_MODES}, got {mode!r}")
+    s1, s2 = shape_of(in1), shape_of(in2)
+    if len(s1) != len(s2):
+        raise ValueError(f"autodiff.scipy.signal.{name}: in1 and in2 must have the same ndim, got shapes {s1} and {s2}")
+    if mode == "valid" and not (all(a >= b for a, b in zip(s1, s2)) or all(a <= b for a, b in zip(s1, s2))):
+        raise ValueError(
+            f"autodiff.scipy.signal.{name}: mode='valid' needs one input at least as large as the other in "
+            f"every dimension, got shapes {s1} and {s2}"
+        )
+
+
+def convolve(in1, in2, mode="full", method="auto"):
+    """The N-dimensional convolution of ``in1`` and ``in2``, differentiable in both (``method`` is ignored:
+    the forward is always scipy's direct sum, so it agrees with the rule to rounding)."""
+    _checked("convolve", in1, in2, mode)
+    return _convolve_p(in1, in2, mode)
+
+
+def correlate(in1, in2, mode="full", method="auto"):
+    """The cross-correlation: ``convolve(in1, in2 flipped along every axis, mode)`` (real inputs)."""
+    _checked("correlate", in1, in2, mode)
+    return _convolve_p(in1, flip(in2), mode)
+
+
+def _two_d(name, in1, in2, boundary, fillvalue):
+    if boundary != "fill" or fillvalue != 0:
+        raise NotImplementedError(
+            f"autodiff.scipy.signal.{name}: only boundary='fill' with fillvalue=0 is supported, got "
+            f"boundary={boundary!r}, fillvalue={fillvalue!r}; pad the input with autodiff.numpy.pad instead"
+        )
+    if len(shape_of(in1)) != 2 or len(shape_of(in2)) != 2:
+        raise ValueError(f"autodiff.scipy.signal.{name}: inputs must be 2-D, got {shape_of(in1)} and {shape_of(in2)}")
+
+
+def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
+    """2-D convolution with zero fill (scipy's default boundary)."""
+    _two_d("convolve2d", in1, in2, boundary, fillvalue)
+    return convolve(in1, in2, mode)
+
+
+def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
+    """2-D cross-correlation with zero fill (scipy's default boundary)."""
+    _two_d("correlate2d", in1, in2, boundary, fillvalue)
+    return correlate(in1, in2, mode)

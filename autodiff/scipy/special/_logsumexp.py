@@ -1,0 +1,76 @@
+"""``logsumexp(a, axis, b, keepdims, return_sign)``: ``log |sum(b * exp(a))|``, stably.
+
+The value comes from scipy.  Its rule is the softmax weight ``sign * b * exp(a - ans)``: an entry at
+``-inf`` has weight 0, and a slice that is all ``-inf`` (value ``-inf``) gets gradient 0, not NaN.
+"""
+
+import numpy as np
+import scipy.special as sc
+
+from ...extend import defvjp, primitive, value_of
+from ...numpy import broadcast_to, exp, multiply, subtract, where
+from ...numpy._broadcast import dtype_of, shape_of, unbroadcast
+from ...numpy._reductions import expand_reduced
+
+
+def _lse(a, b, axis, keepdims):
+    out = sc.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=True)[0]
+    return np.asarray(out, dtype=np.result_type(dtype_of(a), dtype_of(b)))[()]
+
+
+def _sign(a, b, axis, keepdims):
+    """The sign of ``sum(b * exp(a))``: piecewise constant, so a plain value."""
+    a, b = value_of(a), value_of(b)
+    return sc.logsumexp(a, axis=axis, b=b, keepdims=keepdims, return_sign=True)[1]
+
+
+_lse_p = primitive(_lse, "logsumexp")
+
+
+def _weights(ans, a, b, axis, keepdims):
+    """``d ans / d (b e^a)`` spread back over ``a``: ``sign * exp(a - ans)``; 0 where ``ans`` is ``-inf``."""
+    sign = _sign(a, b, axis, keepdims)
+    empty = np.isneginf(value_of(ans))
+    safe = expand_reduced(where(empty, 0.0, ans), a, axis, keepdims)
+    w = exp(subtract(a, safe))
+    return multiply(where(expand_reduced(empty, a, axis, keepdims), 0.0, w), _expand_plain(sign, a, axis, keepdims))
+
+
+def _expand_plain(v, a, axis, keepdims):
+    return np.asarray(value_of(expand_reduced(np.asarray(v), a, axis, keepdims)), dtype=dtype_of(a))
+
+
+def _lse_vjp_a(g, ans, a, b, axis, keepdims):
+    w = _weights(ans, a, b, axis, keepdims)
+    return unbroadcast(multiply(multiply(expand_reduced(g, a, axis, keepdims), w), b), a)
+
+
+def _lse_vjp_b(g, ans, a, b, axis, keepdims):
+    return unbroadcast(multiply(expand_reduced(g, a, axis, keepdims), _weights(ans, a, b, axis, keepdims)), b)
+
+
+defvjp(_lse_p, _lse_vjp_a, _lse_vjp_b)
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """``log(sum(b * exp(a), axis))`` as scipy computes it; with ``return_sign``, ``(log|s|, sign(s))``.
+
+    Differentiable in ``a`` and ``b``; ``-inf`` entries of ``a`` get gradient 0.  The sign is a
+    constant (piecewise constant, so its derivative is 0 where it exists).
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> autodiff.grad(lambda a: logsumexp(a))(np.array([0.0, -np.inf]))
+    array([1., 0.])
+    """
+    if b is None:
+        b = np.ones((), dtype=dtype_of(a) if dtype_of(a).kind == "f" else np.float64)
+    if np.ndim(value_of(a)) == 0 and axis is not None:
+        raise ValueError(f"autodiff.scipy.special.logsumexp: axis={axis!r} given for a 0-d array")
+    shape = np.broadcast_shapes(shape_of(a), shape_of(b))
+    a, b = broadcast_to(a, shape), broadcast_to(b, shape)  # the rules then reduce over one shape
+    out = _lse_p(a, b, axis, keepdims)
+    return (out, _sign(a, b, axis, keepdims)) if return_sign else out
+
+
+__all__ = ["logsumexp"]

@@ -1,0 +1,83 @@
+"""Counting families: ``poisson``, ``bernoulli``, ``binom`` (``logpmf``, ``pmf``, ``cdf``).
+
+The counts ``k`` (and ``n``) are data, not differentiated; gradients flow in ``mu`` and ``p``.  A ``k``
+that is not a non-negative integer in the support has ``logpmf = -inf`` (gradient 0), as in scipy.
+"""
+
+import numpy as np
+
+from ...numpy import exp, log, negative, subtract
+from ...numpy._broadcast import dtype_of
+from ..special import betainc, gammaincc, gammaln, xlog1py, xlogy
+from ._family import Family
+from ._support import plain, restrict
+
+
+def _counts(k, like, top=None):
+    """``(inside, k)``: ``k`` as plain numbers in ``like``'s float dtype, and where it is a valid count."""
+    k = np.asarray(plain(k))
+    dtype = dtype_of(like) if dtype_of(like).kind == "f" else np.dtype(np.float64)
+    inside = (k >= 0) & (np.floor(k) == k) & (True if top is None else k <= plain(top))
+    return inside, np.where(inside, k, 0).astype(dtype)
+
+
+def _poisson_logpmf(k, mu, loc=0):
+    inside, k = _counts(np.subtract(plain(k), loc), mu)
+    return restrict(inside, subtract(subtract(xlogy(k, mu), mu), gammaln(k + 1.0)))
+
+
+def _poisson_cdf(k, mu, loc=0):
+    k = np.floor(np.subtract(plain(k), loc))
+    _, kk = _counts(np.maximum(k, 0), mu)
+    return restrict(k >= 0, gammaincc(kk + 1.0, mu), 0.0)
+
+
+poisson = Family(
+    "poisson",
+    logpmf=_poisson_logpmf,
+    pmf=lambda k, mu, loc=0: exp(_poisson_logpmf(k, mu, loc)),
+    cdf=_poisson_cdf,
+)
+
+
+def _bernoulli_logpmf(k, p, loc=0):
+    inside, k = _counts(np.subtract(plain(k), loc), p, top=1)
+    return restrict(inside, xlogy(k, p) + xlog1py(1.0 - k, negative(p)))
+
+
+bernoulli = Family(
+    "bernoulli",
+    logpmf=_bernoulli_logpmf,
+    pmf=lambda k, p, loc=0: exp(_bernoulli_logpmf(k, p, loc)),
+)
+
+
+def _log_choose(n, k):
+    return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
+
+
+def _binom_logpmf(k, n, p, loc=0):
+    inside, k = _counts(np.subtract(plain(k), loc), p, top=n)
+    n = np.asarray(plain(n)).astype(k.dtype)
+    return restrict(inside, _log_choose(n, k) + xlogy(k, p) + xlog1py(n - k, negative(p)))
+
+
+def _binom_cdf(k, n, p, loc=0):
+    """``I_{1-p}(n - k, k + 1)`` for ``0 <= k < n``; 0 below, 1 from ``n`` on."""
+    k = np.floor(np.subtract(plain(k), loc))
+    n = np.asarray(plain(n))
+    inside = (k >= 0) & (k < n)
+    _, kk = _counts(np.clip(k, 0, np.maximum(n - 1, 0)), p)
+    nn = n.astype(kk.dtype)
+    return restrict(inside, betainc(nn - kk, kk + 1.0, subtract(1.0, p)), np.where(k < 0, 0.0, 1.0))
+
+
+binom = Family(
+    "binom",
+    logpmf=_binom_logpmf,
+    pmf=lambda k, n, p, loc=0: exp(_binom_logpmf(k, n, p, loc)),
+    cdf=_binom_cdf,
+    logcdf=lambda k, n, p, loc=0: log(_binom_cdf(k, n, p, loc)),
+)
+
+__all__ = ["poisson", "bernoulli", "binom"]

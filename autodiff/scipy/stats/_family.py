@@ -1,0 +1,59 @@
+"""A distribution family as a namespace of functions (``norm.logpdf``), as in ``scipy.stats``.
+
+Python numbers among the arguments (defaults included) take the floating dtype of the array
+arguments before the formula runs: ``log(scale)`` of a Python ``1.0`` would otherwise be a float64
+scalar and widen a float32 log-density.
+"""
+
+import functools
+import inspect
+
+import numpy as np
+
+from ...numpy._broadcast import dtype_of
+
+
+def _floating(values):
+    arrays = [dtype_of(v) for v in values if v is not None and type(v) not in (bool, int, float)]
+    dtypes = [d for d in arrays if d.kind == "f"]
+    return np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
+
+
+def _typed(fun):
+    """``fun`` with its Python-number arguments cast to the floating dtype of its array arguments."""
+    signature = inspect.signature(fun)
+
+    @functools.wraps(fun)
+    def call(*args, **kwargs):
+        bound = signature.bind(*args, **kwargs)
+        bound.apply_defaults()
+        dtype = _floating(bound.arguments.values())
+        for name, v in bound.arguments.items():
+            if type(v) in (int, float):
+                bound.arguments[name] = dtype.type(v)
+        return fun(*bound.args, **bound.kwargs)
+
+    return call
+
+
+class Family:
+    """Named functions of one family; asking for a missing one names what the family has."""
+
+    def __init__(self, name, **methods):
+        self._name = name
+        self._methods = methods
+        for key, fun in methods.items():
+            typed = _typed(fun)
+            typed.__name__, typed.__qualname__ = key, f"{name}.{key}"
+            setattr(self, key, typed)
+
+    def __getattr__(self, key):
+        if key.startswith("_"):
+            raise AttributeError(key)
+        raise AttributeError(
+            f"autodiff.scipy.stats.{self._name} has no {key!r}; it has {', '.join(self._methods)}. "
+            f"Use scipy.stats.{self._name}.{key} on plain values (no gradient)"
+        )
+
+    def __repr__(self):
+        return f"<autodiff.scipy.stats.{self._name}: {', '.join(self._methods)}>"

@@ -1,0 +1,118 @@
+"""Multivariate families: ``multivariate_normal``, ``multivariate_t`` (through a Cholesky factor), ``dirichlet``.
+
+A covariance (or shape matrix) that is singular to working precision is refused with a clear error
+before any factorisation, by scipy's own test (eigenvalues below ``1e6 eps`` (float64) or ``1e3 eps``
+(float32) times the largest), so a nearly singular matrix never turns into a NaN log-density.
+"""
+
+import math
+
+import numpy as np
+
+from ...numpy import add, diag, diagonal, exp, linalg, log, log1p, multiply, reshape, square, subtract, sum
+from ...numpy._broadcast import dtype_of, shape_of
+from ..linalg import solve_triangular
+from ..special import gammaln, xlogy
+from ._family import Family
+from ._support import plain, restrict
+
+_LOG_2PI, _LOG_PI = math.log(2.0 * math.pi), math.log(math.pi)
+
+
+def _check_positive_definite(name, cov):
+    c = np.asarray(plain(cov), dtype=np.float64)
+    w = np.linalg.eigvalsh(c)
+    factor = 1e3 if dtype_of(cov) == np.float32 else 1e6
+    tol = factor * np.finfo(dtype_of(cov)).eps * np.max(np.abs(w))
+    if w.min() < -tol or w.min() <= tol:
+        what = "not positive semi-definite" if w.min() < -tol else "singular (to working precision)"
+        raise ValueError(
+            f"autodiff.scipy.stats.{name}: the covariance matrix is {what}: its eigenvalues range over "
+            f"[{w.min():.3g}, {w.max():.3g}], and values at or below {tol:.3g} count as 0. allow_singular=True is "
+            "not supported; add a small multiple of the identity (cov + 1e-6 * np.eye(d)) or reduce the dimension"
+        )
+
+
+def _as_matrix(cov, dim):
+    """scipy's forms: a scalar variance, a vector of variances, or a full matrix."""
+    ndim = len(shape_of(cov))
+    if ndim == 0:
+        return multiply(cov, np.eye(dim, dtype=dtype_of(cov)))
+    return diag(cov) if ndim == 1 else cov
+
+
+def _points(x, dim):
+    """``x`` as rows of length ``dim`` (scipy's reading of 0-d and 1-d input) and the output shape."""
+    shape = shape_of(x)
+    if dim == 1 and (len(shape) == 0 or shape[-1] != 1):
+        return reshape(x, (-1, 1)), shape
+    return reshape(x, (-1, dim)), shape[:-1]
+
+
+def _mahalanobis_and_logdet(name, x, mean, cov, dim):
+    """Squared Mahalanobis distances of the rows of ``x`` and ``log det cov``, through its Cholesky factor."""
+    cov = _as_matrix(cov, dim)
+    _check_positive_definite(name, cov)
+    factor = linalg.cholesky(cov)
+    rows, out_shape = _points(x, dim)
+    centred = subtract(rows, mean) if mean is not None else rows
+    z = solve_triangular(factor, centred.T, lower=True)
+    maha = reshape(sum(square(z), axis=0), out_shape)
+    return maha, multiply(sum(log(diagonal(factor))), 2.0)
+
+
+def _dim(mean, cov):
+    if mean is not None and len(shape_of(mean)) > 0:
+        return shape_of(mean)[-1]
+    return shape_of(cov)[-1] if len(shape_of(cov)) > 0 else 1
+
+
+def _mvn_logpdf(x, mean=None, cov=1.0, allow_singular=False):
+    if allow_singular:
+        raise NotImplementedError(
+            "autodiff.scipy.stats.multivariate_normal: allow_singular=True is not supported; "
+            "use allow_singular=False with a positive-definite covariance"
+        )
+    dim = _dim(mean, cov)
+    maha, logdet = _mahalanobis_and_logdet("multivariate_normal", x, mean, cov, dim)
+    return multiply(add(add(maha, logdet), dim * _LOG_2PI), -0.5)
+
+
+multivariate_normal = Family(
+    "multivariate_normal",
+    logpdf=_mvn_logpdf,
+    pdf=lambda x, mean=None, cov=1.0, allow_singular=False: exp(_mvn_logpdf(x, mean, cov, allow_singular)),
+)
+
+
+def _mvt_logpdf(x, loc=None, shape=1.0, df=1.0):
+    dim = _dim(loc, shape)
+    maha, logdet = _mahalanobis_and_logdet("multivariate_t", x, loc, shape, dim)
+    half = multiply(add(df, float(dim)), 0.5)
+    norm_const = subtract(gammaln(half), gammaln(multiply(df, 0.5)))
+    norm_const = subtract(norm_const, multiply(add(log(df), _LOG_PI), 0.5 * dim))
+    return subtract(subtract(norm_const, multiply(logdet, 0.5)), multiply(half, log1p(maha / df)))
+
+
+multivariate_t = Family(
+    "multivariate_t",
+    logpdf=_mvt_logpdf,
+    pdf=lambda x, loc=None, shape=1.0, df=1.0: exp(_mvt_logpdf(x, loc, shape, df)),
+)
+
+
+def _dirichlet_logpdf(x, alpha):
+    """scipy's layout: the components run along the first axis of ``x`` (``(K,)`` or ``(K, N)``)."""
+    a = reshape(alpha, shape_of(alpha) + (1,) * (len(shape_of(x)) - 1))
+    inside = np.all(plain(x) > 0, axis=0)
+    log_norm = subtract(sum(gammaln(alpha)), gammaln(sum(alpha)))
+    return restrict(inside, subtract(sum(xlogy(subtract(a, 1.0), x), axis=0), log_norm))
+
+
+dirichlet = Family(
+    "dirichlet",
+    logpdf=_dirichlet_logpdf,
+    pdf=lambda x, alpha: exp(_dirichlet_logpdf(x, alpha)),
+)
+
+__all__ = ["multivariate_normal", "multivariate_t", "dirichlet"]

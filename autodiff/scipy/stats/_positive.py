@@ -1,0 +1,103 @@
+"""Families on a half-line or an interval: ``gamma``, ``beta``, ``expon``.
+
+Outside the support the log-density is ``-inf`` with gradient 0 (the formula is evaluated on a safe
+stand-in there, so no NaN leaks into the gradient).  ``gamma.cdf`` and ``beta.cdf`` go through
+``gammainc``/``betainc``: differentiable in ``x``, ``loc`` and ``scale``, not in the shapes.
+"""
+
+import numpy as np
+
+from ...numpy import divide, exp, expm1, log, negative, subtract
+from ..special import betainc, betaln, gammainc, gammaincc, gammaln, xlog1py, xlogy
+from ._family import Family
+from ._support import plain, restrict, safe
+
+
+def _z(x, loc, scale):
+    return divide(subtract(x, loc), scale)
+
+
+def _half_line(x, loc, scale):
+    """``(inside, z)``: ``z = (x - loc) / scale``, replaced by 1 where it is negative."""
+    z = _z(x, loc, scale)
+    inside = np.greater_equal(plain(z), 0)
+    return inside, safe(inside, z, 1.0)
+
+
+def _gamma_logpdf(x, a, loc=0.0, scale=1.0):
+    inside, z = _half_line(x, loc, scale)
+    return restrict(inside, subtract(subtract(subtract(xlogy(subtract(a, 1.0), z), z), gammaln(a)), log(scale)))
+
+
+def _gamma_cdf(x, a, loc=0.0, scale=1.0):
+    inside, z = _half_line(x, loc, scale)
+    return restrict(inside, gammainc(a, z), 0.0)
+
+
+def _gamma_sf(x, a, loc=0.0, scale=1.0):
+    inside, z = _half_line(x, loc, scale)
+    return restrict(inside, gammaincc(a, z), 1.0)
+
+
+gamma = Family(
+    "gamma",
+    logpdf=_gamma_logpdf,
+    pdf=lambda x, a, loc=0.0, scale=1.0: exp(_gamma_logpdf(x, a, loc, scale)),
+    cdf=_gamma_cdf,
+    logcdf=lambda x, a, loc=0.0, scale=1.0: log(_gamma_cdf(x, a, loc, scale)),
+    sf=_gamma_sf,
+)
+
+
+def _unit_interval(x, loc, scale):
+    z = _z(x, loc, scale)
+    inside = (plain(z) >= 0) & (plain(z) <= 1)
+    return inside, safe(inside, z, 0.5)
+
+
+def _beta_logpdf(x, a, b, loc=0.0, scale=1.0):
+    inside, z = _unit_interval(x, loc, scale)
+    log_kernel = xlogy(subtract(a, 1.0), z) + xlog1py(subtract(b, 1.0), negative(z))
+    return restrict(inside, subtract(subtract(log_kernel, betaln(a, b)), log(scale)))
+
+
+def _beta_cdf(x, a, b, loc=0.0, scale=1.0):
+    inside, z = _unit_interval(x, loc, scale)
+    below = np.less(plain(_z(x, loc, scale)), 0)
+    return restrict(inside, betainc(a, b, z), np.where(below, 0.0, 1.0))
+
+
+beta = Family(
+    "beta",
+    logpdf=_beta_logpdf,
+    pdf=lambda x, a, b, loc=0.0, scale=1.0: exp(_beta_logpdf(x, a, b, loc, scale)),
+    cdf=_beta_cdf,
+    logcdf=lambda x, a, b, loc=0.0, scale=1.0: log(_beta_cdf(x, a, b, loc, scale)),
+)
+
+
+def _expon_logpdf(x, loc=0.0, scale=1.0):
+    inside, z = _half_line(x, loc, scale)
+    return restrict(inside, subtract(negative(z), log(scale)))
+
+
+def _expon_cdf(x, loc=0.0, scale=1.0):
+    inside, z = _half_line(x, loc, scale)
+    return restrict(inside, negative(expm1(negative(z))), 0.0)
+
+
+def _expon_logsf(x, loc=0.0, scale=1.0):
+    inside, z = _half_line(x, loc, scale)
+    return restrict(inside, negative(z), 0.0)
+
+
+expon = Family(
+    "expon",
+    logpdf=_expon_logpdf,
+    pdf=lambda x, loc=0.0, scale=1.0: exp(_expon_logpdf(x, loc, scale)),
+    cdf=_expon_cdf,
+    logcdf=lambda x, loc=0.0, scale=1.0: log(_expon_cdf(x, loc, scale)),
+    logsf=_expon_logsf,
+)
+
+__all__ = ["gamma", "beta", "expon"]

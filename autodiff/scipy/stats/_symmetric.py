@@ -1,0 +1,138 @@
+"""Location-scale families symmetric about ``loc``: ``norm``, ``t``, ``cauchy``, ``laplace``, ``logistic``.
+
+Each works on ``z = (x - loc) / scale`` and subtracts ``log(scale)``; gradients flow in ``x``, ``loc``,
+``scale`` and ``df``.  ``t.cdf`` goes through ``betainc``, so it is differentiable in ``x``, ``loc`` and
+``scale`` but not ``df`` (which raises, naming betainc's shape parameter).
+"""
+
+import math
+
+import numpy as np
+
+from ...numpy import (
+    absolute,
+    add,
+    arctan,
+    divide,
+    exp,
+    log,
+    log1p,
+    logaddexp,
+    multiply,
+    negative,
+    square,
+    subtract,
+    where,
+)
+from ..special import betainc, expit, gammaln, log_ndtr, ndtr, ndtri
+from ._family import Family
+from ._support import plain
+
+_LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
+_LOG_PI, _LOG_2 = math.log(math.pi), math.log(2.0)
+
+
+def _z(x, loc, scale):
+    return divide(subtract(x, loc), scale)
+
+
+def _norm_logpdf(x, loc=0.0, scale=1.0):
+    return subtract(subtract(multiply(square(_z(x, loc, scale)), -0.5), _LOG_SQRT_2PI), log(scale))
+
+
+norm = Family(
+    "norm",
+    logpdf=_norm_logpdf,
+    pdf=lambda x, loc=0.0, scale=1.0: exp(_norm_logpdf(x, loc, scale)),
+    cdf=lambda x, loc=0.0, scale=1.0: ndtr(_z(x, loc, scale)),
+    logcdf=lambda x, loc=0.0, scale=1.0: log_ndtr(_z(x, loc, scale)),
+    sf=lambda x, loc=0.0, scale=1.0: ndtr(negative(_z(x, loc, scale))),
+    logsf=lambda x, loc=0.0, scale=1.0: log_ndtr(negative(_z(x, loc, scale))),
+    ppf=lambda q, loc=0.0, scale=1.0: add(loc, multiply(scale, ndtri(q))),
+)
+
+
+def _t_logpdf(x, df, loc=0.0, scale=1.0):
+    half = multiply(add(df, 1.0), 0.5)
+    norm_const = subtract(gammaln(half), gammaln(multiply(df, 0.5)))
+    norm_const = subtract(norm_const, multiply(add(log(df), _LOG_PI), 0.5))
+    tail = multiply(half, log1p(divide(square(_z(x, loc, scale)), df)))
+    return subtract(subtract(norm_const, tail), log(scale))
+
+
+def _t_cdf(x, df, loc=0.0, scale=1.0):
+    z = _z(x, loc, scale)
+    half_tail = multiply(betainc(multiply(df, 0.5), 0.5, divide(df, add(df, square(z)))), 0.5)
+    return where(np.less(plain(z), 0), half_tail, subtract(1.0, half_tail))
+
+
+t = Family(
+    "t",
+    logpdf=_t_logpdf,
+    pdf=lambda x, df, loc=0.0, scale=1.0: exp(_t_logpdf(x, df, loc, scale)),
+    cdf=_t_cdf,
+    logcdf=lambda x, df, loc=0.0, scale=1.0: log(_t_cdf(x, df, loc, scale)),
+)
+
+
+def _cauchy_logpdf(x, loc=0.0, scale=1.0):
+    return subtract(negative(add(log1p(square(_z(x, loc, scale))), _LOG_PI)), log(scale))
+
+
+def _cauchy_cdf(x, loc=0.0, scale=1.0):
+    return add(0.5, divide(arctan(_z(x, loc, scale)), math.pi))
+
+
+cauchy = Family(
+    "cauchy",
+    logpdf=_cauchy_logpdf,
+    pdf=lambda x, loc=0.0, scale=1.0: exp(_cauchy_logpdf(x, loc, scale)),
+    cdf=_cauchy_cdf,
+    logcdf=lambda x, loc=0.0, scale=1.0: log(_cauchy_cdf(x, loc, scale)),
+)
+
+
+def _laplace_logpdf(x, loc=0.0, scale=1.0):
+    return subtract(negative(add(absolute(_z(x, loc, scale)), _LOG_2)), log(scale))
+
+
+def _laplace_halves(x, loc, scale):
+    """``z`` on its own side of 0 (0 on the other), so neither branch's ``exp`` overflows."""
+    z = _z(x, loc, scale)
+    left = np.less(plain(z), 0)
+    return left, where(left, z, 0.0), where(left, 0.0, z)
+
+
+def _laplace_cdf(x, loc=0.0, scale=1.0):
+    left, neg, pos = _laplace_halves(x, loc, scale)
+    return where(left, multiply(exp(neg), 0.5), subtract(1.0, multiply(exp(negative(pos)), 0.5)))
+
+
+def _laplace_logcdf(x, loc=0.0, scale=1.0):
+    left, neg, pos = _laplace_halves(x, loc, scale)
+    return where(left, subtract(neg, _LOG_2), log1p(multiply(exp(negative(pos)), -0.5)))
+
+
+laplace = Family(
+    "laplace",
+    logpdf=_laplace_logpdf,
+    pdf=lambda x, loc=0.0, scale=1.0: exp(_laplace_logpdf(x, loc, scale)),
+    cdf=_laplace_cdf,
+    logcdf=_laplace_logcdf,
+)
+
+
+def _logistic_logpdf(x, loc=0.0, scale=1.0):
+    a = absolute(_z(x, loc, scale))  # the density is symmetric; |z| keeps exp from overflowing
+    return subtract(negative(add(a, multiply(log1p(exp(negative(a))), 2.0))), log(scale))
+
+
+logistic = Family(
+    "logistic",
+    logpdf=_logistic_logpdf,
+    pdf=lambda x, loc=0.0, scale=1.0: exp(_logistic_logpdf(x, loc, scale)),
+    cdf=lambda x, loc=0.0, scale=1.0: expit(_z(x, loc, scale)),
+    logcdf=lambda x, loc=0.0, scale=1.0: negative(logaddexp(0.0, negative(_z(x, loc, scale)))),
+)
+
+__all__ = ["norm", "t", "cauchy", "laplace", "logistic"]
