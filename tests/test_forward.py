@@ -523,3 +523,126 @@ def test_shape_group_kinks_follow_the_pullback_and_torch(ours, theirs):
     np.testing.assert_allclose(u @ jv, np.vdot(vjp(ours, x)[1](u), v), rtol=1e-12)
     want = torch.func.jvp(lambda a: getattr(torch, theirs)(a, dim=1), (torch.tensor(x),), (torch.tensor(v),))[1]
     np.testing.assert_allclose(jv, want.numpy(), rtol=1e-12)
+# --- group "elementwise": JVP rules of the elementwise, complex, broadcast, named-reduction and nn ops ----
+
+import re  # noqa: E402
+
+import autodiff.nn.functional as F  # noqa: E402
+from autodiff._jvp_rules import _jvp_rules  # noqa: E402
+from autodiff.extend import Primitive  # noqa: E402
+from autodiff.numpy import (  # noqa: E402
+    _angles,
+    _binary,
+    _broadcast,
+    _cleanup,
+    _complex,
+    _elementwise,
+    _named,
+    _real_functions,
+    _remainder,
+    _sinc,
+    _transcendental,
+)
+
+ELEMENTWISE_MODULES = [_elementwise, _transcendental, _binary, _complex, _broadcast, _named, F, _remainder,
+                       _sinc, _angles, _real_functions, _cleanup]
+
+
+def _defined_primitives(module):
+    """The primitives a module makes itself (``name = primitive(...)``), not those it imports."""
+    with open(module.__file__) as f:
+        made = set(re.findall(r"^(\w+) = primitive\(", f.read(), re.M))
+    return {name: v for name, v in vars(module).items() if isinstance(v, Primitive) and name in made}
+
+
+@pytest.mark.parametrize("module", ELEMENTWISE_MODULES, ids=lambda m: m.__name__)
+def test_elementwise_every_primitive_has_its_own_jvp_rule(module):
+    defined = _defined_primitives(module)
+    assert [name for name, p in defined.items() if p not in _jvp_rules] == []
+    if module is not _cleanup:  # _cleanup composes other ops and defines no primitive
+        assert defined
+
+
+def _rule_column(f, *args, tangents):
+    """``{op name: how its tangent was made}`` from the trace of a pushforward."""
+    lines = [line for line in str(autodiff.trace(f, *args, tangents=tangents)).splitlines() if "  tangent " in line
+             and " = " in line]
+    return {line.split(" = ")[1].split("(")[0]: line.rsplit("  (", 1)[1] for line in lines}
+
+
+Z = np.array([0.3 - 1.2j, -0.7 + 0.4j, 1.1 + 0.0j])
+ZV = np.array([1.0 + 0.5j, -0.3 + 2.0j, 0.7 - 1.0j])
+
+F32 = np.dtype(np.float32)
+ELEMENTWISE_KINDS = {
+    "linear": (lambda x: _broadcast.cast(anp.broadcast_to(anp.deg2rad(-x) * 2.0, (2, 3)), F32), (X, V)),
+    "one jvp per argument": (lambda x: anp.where(x > 0, x + 1.0, 2.0 - x), (X, V)),
+    "chain rule": (lambda x: anp.sinh(anp.exp(anp.sqrt(x * x))) / x ** 2.0, (X, V)),
+    "choice": (lambda x: anp.clip(anp.maximum(x, 0.1), -0.5, 0.7) + anp.remainder(x, 0.4), (X, V)),
+    "non-holomorphic": (lambda z: anp.real(anp.conj(anp.sign(z)) * anp.abs(z)) + anp.imag(z), (Z, ZV)),
+    "named reductions": (lambda x: anp.sumsq(x) + anp.abssum(x) * anp.maxabs(x), (X, V)),
+    "nn": (lambda x: F.logsumexp(F.softmax(x) + F.log_softmax(F.relu(x) + F.softplus(F.sigmoid(x)))), (X, V)),
+    "issue 13": (lambda x: anp.logaddexp2(anp.sinc(x), anp.fabs(x)) + anp.rad2deg(x), (X, V)),
+}
+
+
+@pytest.mark.parametrize("kind", list(ELEMENTWISE_KINDS))
+def test_elementwise_trace_shows_own_rules_not_the_pullback(kind):
+    f, (x, v) = ELEMENTWISE_KINDS[kind]
+    rules = _rule_column(f, x, tangents=(v,))
+    assert len(rules) >= 3 and set(rules.values()) == {"jvp rule)"}, rules
+    assert gradcheck(lambda x: jvp(f, x, v)[1], x) if x.dtype.kind == "f" else True
+
+
+def test_elementwise_fused_pullbacks_push_forward_with_their_own_rules():
+    """Forward over reverse runs sin/cos/tanh's fused pullbacks on duals: each has its rule."""
+    def f(x):
+        return anp.sum(anp.sin(x) * anp.cos(x) + anp.tanh(x))
+
+    rules = _rule_column(lambda x: grad(f)(x), X, tangents=(V,))
+    assert {k: rules[k] for k in ("sin_backward", "cos_backward", "tanh_backward")} == dict.fromkeys(
+        ("sin_backward", "cos_backward", "tanh_backward"), "jvp rule)")
+    np.testing.assert_allclose(hvp(f, X, V), jacrev(grad(f))(X) @ V, rtol=1e-12)
+
+
+def _complex_fd(f, z, v, eps=1e-6):
+    return (f(z + eps * v) - f(z - eps * v)) / (2 * eps)
+
+
+@pytest.mark.parametrize("name, f", [
+    ("absolute", anp.absolute), ("sign", anp.sign), ("real", anp.real), ("imag", anp.imag), ("conj", anp.conj),
+    ("sumsq", anp.sumsq), ("abssum", anp.abssum), ("maxabs", anp.maxabs), ("angle", anp.angle),
+    ("square", anp.square), ("exp", anp.exp), ("divide", lambda z: 1.0 / z), ("power", lambda z: z ** 3.0),
+])
+def test_elementwise_complex_jvps_are_the_real_linear_derivative(name, f):
+    """Complex input: J v against central differences, and Re Σ u (J v) = Re Σ vjp(u) v (JAX's convention)."""
+    out, jv = jvp(f, Z, ZV)
+    np.testing.assert_allclose(jv, _complex_fd(f, Z, ZV), rtol=1e-6, atol=1e-8)
+    assert np.result_type(jv) == np.result_type(out)
+    u = np.asarray(np.random.default_rng(1).standard_normal(np.shape(out)), np.result_type(out))
+    assert np.isclose(np.real(np.sum(u * jv)), np.real(np.sum(vjp(f, Z)[1](u) * ZV)), rtol=1e-10)
+
+
+def test_elementwise_at_exact_zeros_the_jvp_follows_the_vjp():
+    """abs/sign of complex 0, hypot(0, 0), power(0, 0), maximum ties: the pushforward is the pullback's transpose."""
+    cases = [(anp.abs, np.array([0j, 1 + 1j])), (anp.sign, np.array([0j, 1 + 1j])),
+             (lambda x: anp.hypot(x, 0.0 * x), np.array([0.0, 2.0])),
+             (lambda x: anp.power(x, 0.0 * x), np.array([0.0, 2.0])),
+             (lambda x: anp.maximum(x, x) + anp.maxabs(anp.concatenate([x, -x])), np.array([0.5, -1.0]))]
+    for f, x in cases:
+        v = np.ones_like(x) * (1 + 0.5j if x.dtype.kind == "c" else 1.0)
+        out, jv = jvp(f, x, v)
+        u = np.ones(np.shape(out), np.result_type(out))
+        assert np.all(np.isfinite(jv))
+        np.testing.assert_allclose(np.real(np.sum(u * jv)), np.real(np.sum(vjp(f, x)[1](u) * v)), rtol=1e-12)
+
+
+def test_elementwise_tangents_broadcast_and_keep_float32():
+    """A smaller argument's tangent takes the output's shape; float32 stays float32 (Python-float constants)."""
+    x, c = np.ones((2, 3), np.float32), np.float32(2.0)
+    for f in (anp.add, anp.subtract, anp.multiply, anp.divide, anp.power, anp.maximum, anp.hypot, anp.arctan2,
+              anp.logaddexp, anp.remainder, anp.logaddexp2, lambda a, b: anp.where(a > 0, a, b)):
+        out, t = jvp(f, (x, c), (None, np.float32(1.0)))
+        assert np.shape(t) == (2, 3) and np.result_type(t) == np.float32, f
+    for f in (anp.exp2, anp.log1p, anp.arctan, anp.tanh, anp.sqrt, F.sigmoid, F.softplus, anp.sumsq):
+        assert np.result_type(jvp(f, x, x)[1]) == np.float32, f

@@ -1,4 +1,4 @@
-"""Numerically stable building blocks, each a primitive with a hand-written, stable pullback.
+"""Numerically stable building blocks, each a primitive with a hand-written, stable pullback and pushforward.
 
 >>> import numpy as np
 >>> from autodiff.nn.functional import logsumexp, softmax
@@ -10,7 +10,7 @@ array([0., 0., 1.])
 
 import numpy as np
 
-from ..extend import defvjp, primitive, value_of
+from ..extend import defjvp, defvjp, primitive, value_of
 from ..numpy import exp, multiply, subtract, sum
 from ..numpy._broadcast import dtype_of
 from ..numpy._reductions import expand_reduced
@@ -28,6 +28,8 @@ def _logsumexp(x, axis=None, keepdims=False):
 _logsumexp_p = primitive(_logsumexp, "logsumexp")
 defvjp(_logsumexp_p, lambda g, ans, x, axis=None, keepdims=False: multiply(
     expand_reduced(g, x, axis, keepdims), exp(subtract(x, expand_reduced(ans, x, axis, keepdims)))))
+defjvp(_logsumexp_p, lambda t, ans, x, axis=None, keepdims=False: sum(  # the softmax-weighted mean of t
+    multiply(t, exp(subtract(x, expand_reduced(ans, x, axis, keepdims)))), axis=axis, keepdims=keepdims))
 
 
 def logsumexp(x, axis=None, keepdims=False):
@@ -46,6 +48,7 @@ def _softmax_vjp(g, s, x, axis=-1):
 
 
 defvjp(softmax_p, _softmax_vjp)
+defjvp(softmax_p, _softmax_vjp)  # the Jacobian diag(s) - s s^T is symmetric: the pushforward is the pullback
 
 
 def softmax(x, axis=-1):
@@ -64,6 +67,7 @@ def _log_softmax_vjp(g, ls, x, axis=-1):
 
 
 defvjp(log_softmax_p, _log_softmax_vjp)
+defjvp(log_softmax_p, lambda t, ls, x, axis=-1: subtract(t, sum(multiply(exp(ls), t), axis=axis, keepdims=True)))
 
 
 def log_softmax(x, axis=-1):
@@ -77,6 +81,7 @@ def _sigmoid(x):
 
 sigmoid_p = primitive(_sigmoid, "sigmoid")
 defvjp(sigmoid_p, lambda g, s, x: multiply(g, multiply(s, subtract(1.0, s))))
+defjvp(sigmoid_p, lambda t, s, x: multiply(t, multiply(s, subtract(1.0, s))))
 
 
 def sigmoid(x):
@@ -86,6 +91,7 @@ def sigmoid(x):
 
 relu_p = primitive(lambda x: np.maximum(x, 0), "relu")
 defvjp(relu_p, lambda g, ans, x: multiply(g, np.asarray(value_of(x) > 0, dtype_of(x))))  # a float's test is a bool
+defjvp(relu_p, lambda t, ans, x: multiply(t, np.asarray(value_of(x) > 0, dtype_of(x))))
 
 
 def relu(x):
@@ -99,6 +105,7 @@ def _softplus(x):
 
 softplus_p = primitive(_softplus, "softplus")
 defvjp(softplus_p, lambda g, ans, x: multiply(g, sigmoid(x)))
+defjvp(softplus_p, lambda t, ans, x: multiply(t, sigmoid(x)))
 
 
 def softplus(x):

@@ -1,6 +1,6 @@
 """Angles: degrees and radians, and the phase ``angle`` of a complex number.
 
-``deg2rad`` and ``rad2deg`` are linear, so each pulls back through itself.
+``deg2rad`` and ``rad2deg`` are linear, so each pulls back and pushes forward through itself.
 ``angle`` is ``arctan2(imag, real)`` for complex input, which gives its rule;
 for real input it is a constant (0 or pi) with no derivative to carry.
 """
@@ -9,7 +9,7 @@ import math
 
 import numpy as np
 
-from ..extend import defvjp, primitive, value_of
+from ..extend import deflinear, defvjp, primitive, value_of
 from ._arraylike import as_array
 from ._binary import arctan2
 from ._broadcast import dtype_of
@@ -19,10 +19,12 @@ from ._elementwise import multiply
 deg2rad = primitive(np.deg2rad, "deg2rad")
 radians = deg2rad
 defvjp(deg2rad, lambda g, ans, x: deg2rad(g))
+deflinear(deg2rad)
 
 rad2deg = primitive(np.rad2deg, "rad2deg")
 degrees = rad2deg
 defvjp(rad2deg, lambda g, ans, x: rad2deg(g))
+deflinear(rad2deg)
 deg2rad.__doc__ = """Degrees to radians, ``x * pi / 180`` (``radians`` is the same op).
 
 >>> import autodiff

@@ -1,14 +1,14 @@
 """Binary elementwise ops that choose or combine: maximum, minimum, fmax, fmin, clip, logaddexp,
 hypot, arctan2.
 
-Where two inputs tie (``maximum(x, x)``), each gets half the cotangent, as in
-PyTorch and JAX; the masks are constants, so higher derivatives are exact.
+Where two inputs tie (``maximum(x, x)``), each gets half the cotangent (and the output half of
+each tangent), as in PyTorch and JAX; the masks are constants, so higher derivatives are exact.
 """
 
 import numpy as np
 
-from ..extend import defvjp, primitive, value_of
-from ._broadcast import dtype_of, unbroadcast
+from ..extend import defjvp, defvjp, primitive, value_of
+from ._broadcast import broadcast_as, dtype_of, unbroadcast
 from ._elementwise import add, divide, exp, multiply, negative, square, subtract, where
 
 
@@ -31,17 +31,39 @@ def _choice_vjps(win):
     return vjp_x, vjp_y
 
 
+def _choice_jvps(win):
+    """Pushforwards for the same op: each tangent, masked by the same shares as the pullbacks."""
+
+    def jvp_x(t, ans, x, y):
+        a, b = value_of(x), value_of(y)
+        return broadcast_as(multiply(t, _share(win(a, b), a == b, ans)), ans)
+
+    def jvp_y(t, ans, x, y):
+        a, b = value_of(x), value_of(y)
+        return broadcast_as(multiply(t, _share(win(b, a), a == b, ans)), ans)
+
+    return jvp_x, jvp_y
+
+
+def _prefers_number(bigger):
+    return lambda a, b: bigger(a, b) | (np.isnan(b) & ~np.isnan(a))
+
+
 maximum = primitive(np.maximum, "maximum")
-defvjp(maximum, *_choice_vjps(lambda a, b: a > b))
+defvjp(maximum, *_choice_vjps(np.greater))
+defjvp(maximum, *_choice_jvps(np.greater))
 
 minimum = primitive(np.minimum, "minimum")
-defvjp(minimum, *_choice_vjps(lambda a, b: a < b))
+defvjp(minimum, *_choice_vjps(np.less))
+defjvp(minimum, *_choice_jvps(np.less))
 
 fmax = primitive(np.fmax, "fmax")  # a NaN loses: the gradient goes to the number
-defvjp(fmax, *_choice_vjps(lambda a, b: (a > b) | (np.isnan(b) & ~np.isnan(a))))
+defvjp(fmax, *_choice_vjps(_prefers_number(np.greater)))
+defjvp(fmax, *_choice_jvps(_prefers_number(np.greater)))
 
 fmin = primitive(np.fmin, "fmin")
-defvjp(fmin, *_choice_vjps(lambda a, b: (a < b) | (np.isnan(b) & ~np.isnan(a))))
+defvjp(fmin, *_choice_vjps(_prefers_number(np.less)))
+defjvp(fmin, *_choice_jvps(_prefers_number(np.less)))
 
 
 def _clip(x, lo, hi):
@@ -71,6 +93,12 @@ defvjp(
     lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _mask(value_of(x) < value_of(lo), lo)), lo),
     lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _mask(value_of(x) > value_of(hi), hi)), hi),
 )
+defjvp(
+    _clip_p,
+    lambda t, ans, x, lo, hi: broadcast_as(multiply(t, _mask(_inside(x, lo, hi), ans)), ans),
+    lambda t, ans, x, lo, hi: broadcast_as(multiply(t, _mask(value_of(x) < value_of(lo), ans)), ans),
+    lambda t, ans, x, lo, hi: broadcast_as(multiply(t, _mask(value_of(x) > value_of(hi), ans)), ans),
+)
 
 
 def clip(x, a_min=None, a_max=None):
@@ -84,6 +112,11 @@ defvjp(
     lambda g, ans, x, y: unbroadcast(multiply(g, exp(subtract(x, ans))), x),
     lambda g, ans, x, y: unbroadcast(multiply(g, exp(subtract(y, ans))), y),
 )
+defjvp(
+    logaddexp,
+    lambda t, ans, x, y: broadcast_as(multiply(t, exp(subtract(x, ans))), ans),
+    lambda t, ans, x, y: broadcast_as(multiply(t, exp(subtract(y, ans))), ans),
+)
 
 
 def _safe(ans):
@@ -96,10 +129,20 @@ defvjp(
     lambda g, ans, x, y: unbroadcast(multiply(g, divide(x, _safe(ans))), x),
     lambda g, ans, x, y: unbroadcast(multiply(g, divide(y, _safe(ans))), y),
 )
+defjvp(
+    hypot,
+    lambda t, ans, x, y: broadcast_as(multiply(t, divide(x, _safe(ans))), ans),
+    lambda t, ans, x, y: broadcast_as(multiply(t, divide(y, _safe(ans))), ans),
+)
 
 arctan2 = primitive(np.arctan2, "arctan2")
 defvjp(
     arctan2,
     lambda g, ans, y, x: unbroadcast(multiply(g, divide(x, add(square(x), square(y)))), y),
     lambda g, ans, y, x: unbroadcast(negative(multiply(g, divide(y, add(square(x), square(y))))), x),
+)
+defjvp(
+    arctan2,
+    lambda t, ans, y, x: broadcast_as(multiply(t, divide(x, add(square(x), square(y)))), ans),
+    lambda t, ans, y, x: broadcast_as(negative(multiply(t, divide(y, add(square(x), square(y))))), ans),
 )

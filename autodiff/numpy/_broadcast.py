@@ -1,12 +1,14 @@
-"""Broadcasting and casting primitives, and ``unbroadcast`` for binary pullbacks.
+"""Broadcasting and casting primitives, ``unbroadcast`` for binary pullbacks and ``broadcast_as`` for
+binary pushforwards.
 
 ``broadcast_to`` and ``sum_to_shape`` are each other's pullbacks, so every
-binary op's pullback stays differentiable to any order.
+binary op's pullback stays differentiable to any order.  All three are linear,
+so each pushes a tangent forward through itself.
 """
 
 import numpy as np
 
-from ..extend import Traced, defvjp, primitive
+from ..extend import Traced, deflinear, defvjp, primitive
 
 
 def shape_of(x):
@@ -42,6 +44,8 @@ sum_to_shape = primitive(_sum_to_shape, "sum_to_shape")
 broadcast_to = primitive(_broadcast_to, "broadcast_to")
 defvjp(sum_to_shape, lambda g, ans, x, shape: broadcast_to(g, shape_of(x)))
 defvjp(broadcast_to, lambda g, ans, x, shape: sum_to_shape(g, shape_of(x)))
+deflinear(sum_to_shape)
+deflinear(broadcast_to)
 
 
 def _cast(x, dtype):
@@ -51,6 +55,7 @@ def _cast(x, dtype):
 
 cast = primitive(_cast, "cast")
 defvjp(cast, lambda g, ans, x, dtype: cast(g, dtype_of(x)))
+deflinear(cast)  # complex to real keeps the real part: R-linear too
 
 
 def unbroadcast(g, x):
@@ -63,3 +68,19 @@ def unbroadcast(g, x):
     if dtype_of(g) != dtype:
         g = cast(g, dtype)
     return g
+
+
+def broadcast_as(t, ans):
+    """Broadcast the tangent ``t`` of an argument to the shape of the output ``ans`` and cast it to its dtype.
+
+    >>> broadcast_as(np.float32(2.0), np.zeros(2))
+    array([2., 2.])
+    """
+    if type(t) is np.ndarray and type(ans) is np.ndarray and t.shape == ans.shape and t.dtype == ans.dtype:
+        return t
+    shape, dtype = shape_of(ans), dtype_of(ans)
+    if shape_of(t) != shape:
+        t = broadcast_to(t, shape)
+    if dtype_of(t) != dtype:
+        t = cast(t, dtype)
+    return t

@@ -2,12 +2,13 @@
 
 For real inputs they are the identity, zero and the identity.  For complex
 inputs the cotangents follow JAX's convention: ``real`` passes ``g`` back as a
-complex cotangent, ``imag`` passes ``-1j * g``, ``conj`` conjugates.
+complex cotangent, ``imag`` passes ``-1j * g``, ``conj`` conjugates.  All three are R-linear, so
+each pushes a tangent forward through itself (a real input's ``imag`` is a constant zero).
 """
 
 import numpy as np
 
-from ..extend import ZeroTangent, defvjp, primitive
+from ..extend import ZeroTangent, defjvp, deflinear, defvjp, primitive
 from ._broadcast import cast, dtype_of
 from ._elementwise import multiply
 
@@ -18,10 +19,13 @@ def _as_input(g, x):
 
 real = primitive(np.real, "real")
 defvjp(real, lambda g, ans, x: _as_input(g, x))
+deflinear(real)
 
 imag = primitive(np.imag, "imag")
 defvjp(imag, lambda g, ans, x: _as_input(multiply(g, -1j), x) if dtype_of(x).kind == "c" else ZeroTangent())
+defjvp(imag, lambda t, ans, x: imag(t) if dtype_of(x).kind == "c" else ZeroTangent())
 
 conj = primitive(np.conj, "conj")
 conjugate = conj
 defvjp(conj, lambda g, ans, x: conj(g))
+deflinear(conj)

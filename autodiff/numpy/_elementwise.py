@@ -1,17 +1,18 @@
-"""Elementwise ops, each with its pullback right under it.
+"""Elementwise ops, each with its pullback and its pushforward right under it.
 
-Pullbacks use these same differentiable ops, so every derivative can be
+Both rules use these same differentiable ops, so every derivative can be
 differentiated again.  Binary pullbacks ``unbroadcast`` back to their
-argument's shape and dtype.
+argument's shape and dtype; binary pushforwards ``broadcast_as`` the output.
 """
 
 import numpy as np
 
-from ..extend import ZeroTangent, defvjp, primitive, value_of
-from ._broadcast import dtype_of, unbroadcast
+from ..extend import ZeroTangent, defjvp, deflinear, defvjp, primitive, value_of
+from ._broadcast import broadcast_as, dtype_of, unbroadcast
 
 add = primitive(np.add, "add")
 defvjp(add, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(g, y))
+defjvp(add, lambda t, ans, x, y: broadcast_as(t, ans), lambda t, ans, x, y: broadcast_as(t, ans))
 
 subtract = primitive(np.subtract, "subtract")
 defvjp(
@@ -19,6 +20,7 @@ defvjp(
     lambda g, ans, x, y: unbroadcast(g, x),
     lambda g, ans, x, y: unbroadcast(negative(g), y),
 )
+defjvp(subtract, lambda t, ans, x, y: broadcast_as(t, ans), lambda t, ans, x, y: broadcast_as(negative(t), ans))
 
 multiply = primitive(np.multiply, "multiply")
 defvjp(
@@ -26,6 +28,7 @@ defvjp(
     lambda g, ans, x, y: unbroadcast(multiply(g, y), x),
     lambda g, ans, x, y: unbroadcast(multiply(g, x), y),
 )
+deflinear(multiply)
 
 divide = primitive(np.divide, "divide")
 true_divide = divide
@@ -34,43 +37,62 @@ defvjp(
     lambda g, ans, x, y: unbroadcast(divide(g, y), x),
     lambda g, ans, x, y: unbroadcast(negative(multiply(g, divide(ans, y))), y),
 )
+defjvp(
+    divide,
+    lambda t, ans, x, y: broadcast_as(divide(t, y), ans),
+    lambda t, ans, x, y: broadcast_as(negative(multiply(t, divide(ans, y))), ans),
+)
 
 negative = primitive(np.negative, "negative")
 defvjp(negative, lambda g, ans, x: negative(g))
+deflinear(negative)
 
 
-def _power_base_vjp(g, ans, x, y):
+def _power_base_derivative(x, y):
+    """``y * x ** (y - 1)``, the derivative in the base."""
     exponent = subtract(y, 1)
     if np.any(np.equal(value_of(y), 0)):  # y is rarely 0, so x (often large) is only scanned then
         # y * x ** (y - 1) is 0 * inf at x = y = 0, where x ** 0 is constant: use the exponent 1 there,
         # so the derivative is 0 at every order (as in JAX)
         exponent = where(np.equal(value_of(x), 0) & np.equal(value_of(y), 0), 1.0, exponent)
-    return unbroadcast(multiply(g, multiply(y, power(x, exponent))), x)
+    return multiply(y, power(x, exponent))
 
 
-def _power_exponent_vjp(g, ans, x, y):
-    safe_log = log(where(np.equal(value_of(x), 0), 1.0, x))  # 0 ** y contributes nothing through y
-    return unbroadcast(multiply(multiply(g, ans), safe_log), y)
+def _safe_log(x):
+    return log(where(np.equal(value_of(x), 0), 1.0, x))  # 0 ** y contributes nothing through y
 
 
 power = primitive(np.power, "power")
-defvjp(power, _power_base_vjp, _power_exponent_vjp)
+defvjp(
+    power,
+    lambda g, ans, x, y: unbroadcast(multiply(g, _power_base_derivative(x, y)), x),
+    lambda g, ans, x, y: unbroadcast(multiply(multiply(g, ans), _safe_log(x)), y),
+)
+defjvp(
+    power,
+    lambda t, ans, x, y: broadcast_as(multiply(t, _power_base_derivative(x, y)), ans),
+    lambda t, ans, x, y: broadcast_as(multiply(multiply(t, ans), _safe_log(x)), ans),
+)
 
 exp = primitive(np.exp, "exp")
 defvjp(exp, lambda g, ans, x: multiply(g, ans))
+defjvp(exp, lambda t, ans, x: multiply(t, ans))
 
 log = primitive(np.log, "log")
 defvjp(log, lambda g, ans, x: divide(g, x))
+defjvp(log, lambda t, ans, x: divide(t, x))
 
-# sin, cos and tanh pull back through fused primitives (as PyTorch's *_backward
-# ops do): one tape entry instead of two or three when differentiated again.
+# sin, cos and tanh pull back and push forward through fused primitives (as PyTorch's *_backward
+# ops do): one tape entry or one push instead of two or three.
 sin = primitive(np.sin, "sin")
 sin_backward = primitive(lambda g, x: g * np.cos(x), "sin_backward")
 defvjp(sin, lambda g, ans, x: sin_backward(g, x))
+defjvp(sin, lambda t, ans, x: sin_backward(t, x))
 
 cos = primitive(np.cos, "cos")
 cos_backward = primitive(lambda g, x: -g * np.sin(x), "cos_backward")
 defvjp(cos, lambda g, ans, x: cos_backward(g, x))
+defjvp(cos, lambda t, ans, x: cos_backward(t, x))
 
 # Second order: unbroadcast keeps each cotangent in its argument's dtype (a real x under a complex h stays real).
 defvjp(
@@ -78,23 +100,41 @@ defvjp(
     lambda h, out, g, x: unbroadcast(sin_backward(h, x), g),
     lambda h, out, g, x: unbroadcast(cos_backward(multiply(h, g), x), x),
 )
+# Forward over reverse runs the fused pullbacks on duals: g cos(x) moves by t cos(x) - g sin(x) s.
+defjvp(
+    sin_backward,
+    lambda t, out, g, x: broadcast_as(sin_backward(t, x), out),
+    lambda s, out, g, x: broadcast_as(cos_backward(multiply(g, s), x), out),
+)
 defvjp(
     cos_backward,
     lambda h, out, g, x: unbroadcast(cos_backward(h, x), g),
     lambda h, out, g, x: unbroadcast(negative(sin_backward(multiply(h, g), x)), x),
 )
+defjvp(
+    cos_backward,
+    lambda t, out, g, x: broadcast_as(cos_backward(t, x), out),
+    lambda s, out, g, x: broadcast_as(negative(sin_backward(multiply(g, s), x)), out),
+)
 
 tanh = primitive(np.tanh, "tanh")
 tanh_backward = primitive(lambda g, ans: g * (1 - ans * ans), "tanh_backward")
 defvjp(tanh, lambda g, ans, x: tanh_backward(g, ans))
+defjvp(tanh, lambda t, ans, x: tanh_backward(t, ans))
 defvjp(
     tanh_backward,
     lambda h, out, g, ans: unbroadcast(tanh_backward(h, ans), g),
     lambda h, out, g, ans: unbroadcast(multiply(multiply(-2, ans), multiply(g, h)), ans),
 )
+defjvp(
+    tanh_backward,
+    lambda t, out, g, ans: broadcast_as(tanh_backward(t, ans), out),
+    lambda s, out, g, ans: broadcast_as(multiply(multiply(-2, ans), multiply(g, s)), out),
+)
 
 sqrt = primitive(np.sqrt, "sqrt")
 defvjp(sqrt, lambda g, ans, x: divide(multiply(g, 0.5), ans))
+defjvp(sqrt, lambda t, ans, x: divide(multiply(t, 0.5), ans))
 
 
 def _where(cond, x, y):
@@ -107,6 +147,12 @@ defvjp(
     None,
     lambda g, ans, c, x, y: unbroadcast(where(c, g, 0), x),
     lambda g, ans, c, x, y: unbroadcast(where(c, 0, g), y),
+)
+defjvp(
+    where,
+    None,
+    lambda t, ans, c, x, y: broadcast_as(where(c, t, 0), ans),
+    lambda t, ans, c, x, y: broadcast_as(where(c, 0, t), ans),
 )
 
 
@@ -131,8 +177,20 @@ def _sign_vjp(g, ans, x):
     return where(np.equal(value_of(r), 0), 0.0, divide(turned, multiply(2.0, _nonzero(r))))
 
 
+def _sign_jvp(t, ans, x):
+    """Complex ``s = z/|z|`` moves by ``(t - s Re(conj(s) t)) / |z|`` (0 at z = 0, as the pullback)."""
+    if not _is_complex(x):
+        return ZeroTangent()
+    from ._complex import conj, real
+
+    r = absolute(x)
+    turned = subtract(t, multiply(ans, real(multiply(conj(ans), t))))
+    return where(np.equal(value_of(r), 0), 0.0, divide(turned, _nonzero(r)))
+
+
 sign = primitive(np.sign, "sign")
 defvjp(sign, _sign_vjp)
+defjvp(sign, _sign_jvp)
 
 
 def _absolute_vjp(g, ans, x):
@@ -144,9 +202,20 @@ def _absolute_vjp(g, ans, x):
     return multiply(g, divide(conj(x), _nonzero(ans)))
 
 
+def _absolute_jvp(t, ans, x):
+    """``sign(x) t`` for real ``x``; ``Re(conj(z) t)/|z|`` for complex ``z``, 0 at z = 0."""
+    if not _is_complex(x):
+        return multiply(t, sign(x))
+    from ._complex import conj, real
+
+    return divide(real(multiply(conj(x), t)), _nonzero(ans))
+
+
 absolute = primitive(np.absolute, "absolute")
 abs = absolute  # noqa: A001 - mirrors numpy's name
 defvjp(absolute, _absolute_vjp)
+defjvp(absolute, _absolute_jvp)
 
 square = primitive(np.square, "square")
 defvjp(square, lambda g, ans, x: multiply(g, multiply(2, x)))
+defjvp(square, lambda t, ans, x: multiply(t, multiply(2, x)))

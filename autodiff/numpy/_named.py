@@ -1,6 +1,6 @@
 """Named model-wide reductions: sumsq, abssum, maxabs, and the table of known reductions.
 
-Each is a primitive with its pullback beside it.  ``_KNOWN`` (read through
+Each is a primitive with its pullback and pushforward beside it.  ``_KNOWN`` (read through
 ``autodiff.extend.known_reduction``) tells rule writers (``traversal.total``) that ``f`` is one of these, or
 ``sum``/``linalg.norm``, and gives its plain value and its differentiable
 pullback, so a model-wide sum of it can run without per-leaf tracing.
@@ -13,11 +13,11 @@ import numpy as np
 
 from .. import _buffers, _kernels, _parallel
 from .._kernels import reduce
-from ..extend import Traced, defvjp, primitive, value_of
+from ..extend import Traced, defjvp, defvjp, primitive, value_of
 from . import _reductions
 from . import linalg as _linalg
 from ._broadcast import broadcast_to, cast, dtype_of, shape_of
-from ._complex import conj
+from ._complex import conj, real
 from ._elementwise import multiply, sign
 
 
@@ -73,12 +73,19 @@ def _conj(x):
     return conj(x) if dtype_of(x).kind == "c" else x
 
 
+def _pushed(unit_cotangent, t):
+    """``Re Σ c t`` for the cotangent ``c`` of ``x`` at ``g = 1``: a real reduction's JVP, its pullback transposed."""
+    moved = multiply(unit_cotangent, t)
+    return _reductions.sum(real(moved) if dtype_of(moved).kind == "c" else moved)
+
+
 def _sumsq_vjp(g, ans, x):
     return multiply(g, multiply(2.0, _conj(x)))
 
 
 sumsq = primitive(_sumsq, "sumsq")
 defvjp(sumsq, _sumsq_vjp)
+defjvp(sumsq, lambda t, ans, x: multiply(2.0, _pushed(_conj(x), t)))
 
 
 def _abssum(x):
@@ -91,6 +98,7 @@ def _abssum_vjp(g, ans, x):
 
 abssum = primitive(_abssum, "abssum")
 defvjp(abssum, _abssum_vjp)
+defjvp(abssum, lambda t, ans, x: _pushed(_conj(sign(x)), t))
 
 
 def _maxabs(x):
@@ -105,6 +113,7 @@ def _maxabs_vjp(g, ans, x):
 
 maxabs = primitive(_maxabs, "maxabs")
 defvjp(maxabs, _maxabs_vjp)
+defjvp(maxabs, lambda t, ans, x: _pushed(_maxabs_vjp(1.0, ans, x), t))
 
 
 class Reduction:

@@ -7,14 +7,15 @@ import math
 
 import numpy as np
 
-from ..extend import defvjp, primitive
-from ._broadcast import unbroadcast
+from ..extend import defjvp, defvjp, primitive
+from ._broadcast import broadcast_as, unbroadcast
 from ._elementwise import exp, multiply, sign, subtract
 
 _LN2 = math.log(2.0)  # a Python float, so float32 pullbacks stay float32
 
 fabs = primitive(np.fabs, "fabs")
 defvjp(fabs, lambda g, ans, x: multiply(g, sign(x)))
+defjvp(fabs, lambda t, ans, x: multiply(t, sign(x)))
 fabs.__doc__ = """The absolute value of real ``x``, as a float (integers included).
 
 >>> import autodiff
@@ -33,6 +34,11 @@ defvjp(
     logaddexp2,
     lambda g, ans, x, y: unbroadcast(multiply(g, _share(x, ans)), x),
     lambda g, ans, x, y: unbroadcast(multiply(g, _share(y, ans)), y),
+)
+defjvp(
+    logaddexp2,
+    lambda t, ans, x, y: broadcast_as(multiply(t, _share(x, ans)), ans),
+    lambda t, ans, x, y: broadcast_as(multiply(t, _share(y, ans)), ans),
 )
 logaddexp2.__doc__ = """``log2(2**x + 2**y)``, without overflow.
 

@@ -2,14 +2,14 @@
 
 Between the jumps at multiples of ``y`` the floored quotient is a constant,
 so the derivative is ``1`` in ``x`` and ``-floor(x / y)`` in ``y``.  At a jump
-the derivative does not exist; the pullback gives the one-sided value of the
-piece numpy's forward chose.
+the derivative does not exist; the pullback and the pushforward give the
+one-sided value of the piece numpy's forward chose.
 """
 
 import numpy as np
 
-from ..extend import defvjp, primitive, value_of
-from ._broadcast import unbroadcast
+from ..extend import defjvp, defvjp, primitive, value_of
+from ._broadcast import broadcast_as, unbroadcast
 from ._elementwise import multiply, negative
 
 
@@ -24,6 +24,11 @@ defvjp(
     remainder,
     lambda g, ans, x, y: unbroadcast(g, x),
     lambda g, ans, x, y: unbroadcast(negative(multiply(g, _quotient(x, y))), y),
+)
+defjvp(
+    remainder,
+    lambda t, ans, x, y: broadcast_as(t, ans),
+    lambda t, ans, x, y: broadcast_as(negative(multiply(t, _quotient(x, y))), ans),
 )
 remainder.__doc__ = """Elementwise remainder of ``x / y``, with the sign of ``y`` (numpy's ``remainder``).
 

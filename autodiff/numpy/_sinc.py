@@ -3,7 +3,7 @@
 Composing ``sin(y) / y`` would be exact in value but wrong in its second
 derivative at ``x = 0`` (a guard there makes it a constant) and noisy near
 0, where the quotient rule cancels.  So ``sinc`` is one primitive family:
-the ``n``-th derivative, whose pullback is the ``(n+1)``-th.  Each is
+the ``n``-th derivative, whose pullback and pushforward are the ``(n+1)``-th.  Each is
 computed from the power series near 0 and from Leibniz's rule elsewhere,
 so every order is accurate at and near 0, in real and complex arithmetic
 (sinc is entire).
@@ -13,7 +13,7 @@ import math
 
 import numpy as np
 
-from ..extend import defvjp, primitive
+from ..extend import defjvp, defvjp, primitive
 from ._elementwise import multiply
 
 _TERMS = 30  # series terms: |pi x| < 1 needs about 12 for double precision; more are free
@@ -50,6 +50,7 @@ def _sinc_derivative(x, n=0):
 
 sinc = primitive(_sinc_derivative, "sinc")
 defvjp(sinc, lambda g, ans, x, n=0: multiply(g, sinc(x, n=n + 1)))
+defjvp(sinc, lambda t, ans, x, n=0: multiply(t, sinc(x, n=n + 1)))
 sinc.__doc__ = """The normalised sinc ``sin(pi x) / (pi x)``, 1 at 0, differentiable to any order.
 
 >>> import autodiff
