@@ -171,31 +171,37 @@ defvjp(svdvals, _svdvals_vjp)
 
 
 def _svd_jvp(t, ans, a, full_matrices=True):
-    """With dP = U^H dA V (thin factors): ds = Re diag(dP), dU = U (F o (dP S + S dP^H)) + the part of dA V
-    outside U's span over S, dV likewise with dA^H U; F_ij = 1 / (s_j^2 - s_i^2) off the diagonal."""
+    """With dP = U^H dA V on the thin factors: ds = Re diag(dP), and the vectors' tangents below."""
     u, s, vh = ans[0], ans[1], ans[2]
-    m, n = shape_of(a)[-2:]
     k = shape_of(s)[-1]
-    uk, vk = (u[..., :, :k], vh[..., :k, :]) if full_matrices and m != n else (u, vh)
-    v = _h(vk)
+    uk = u[..., :, :k] if shape_of(u)[-1] > k else u  # full_matrices' extra vectors are completed at the end
+    v = _h(vh[..., :k, :] if shape_of(vh)[-2] > k else vh)
     p = matmul(matmul(_h(uk), t), v)
-    ds = real(diagonal(p, 0, -2, -1)) if dtype_of(p).kind == "c" else diagonal(p, 0, -2, -1)
-    f = divide(1.0 - np.eye(k, dtype=dtype_of(s)), _gaps(multiply(s, s)))
-    if dtype_of(f) != dtype_of(p):
-        f = cast(f, dtype_of(p))
-    du = matmul(uk, multiply(f, _hermitian_part(multiply(p, _as_row(s)))))
-    dv = matmul(v, multiply(f, _hermitian_part(multiply(_as_column(s), p))))
-    if dtype_of(p).kind == "c":  # the phase of each pair (u_i, v_i): u carries it, as in the pullback
-        du = add(du, matmul(uk, _diag_embed(divide(multiply(_imag_part(diagonal(p, 0, -2, -1)), 1j), s))))
-    if m > k:
-        du = add(du, divide(_outside(matmul(t, v), uk), _as_row(s)))
-    if n > k:
-        dv = add(dv, divide(_outside(matmul(_h(t), uk), v), _as_row(s)))
-    if full_matrices and m > k:
+    du, dv = _thin_vector_tangents(t, p, uk, s, v)
+    if uk is not u:
         du = _completed(du, u, k)
-    if full_matrices and n > k:
+    if shape_of(vh)[-2] > k:
         dv = _completed(dv, _h(vh), k)
-    return du, ds, _h(dv)
+    ds = diagonal(p, 0, -2, -1)
+    return du, real(ds) if dtype_of(ds).kind == "c" else ds, _h(dv)
+
+
+def _thin_vector_tangents(t, p, u, s, v):
+    """dU = U (F o (dP S + S dP^H)) + (I - U U^H) dA V / S, and dV the same with dA^H, U and V swapped;
+    F_ij = 1 / (s_j^2 - s_i^2) off the diagonal.  A complex U also turns by i Im diag(dP) / S (the pair's
+    phase, which U carries as in the pullback)."""
+    k = shape_of(s)[-1]
+    f = divide(1.0 - np.eye(k, dtype=dtype_of(s)), _gaps(multiply(s, s)))
+    f = f if dtype_of(f) == dtype_of(p) else cast(f, dtype_of(p))
+    du = matmul(u, multiply(f, _hermitian_part(multiply(p, _as_row(s)))))
+    dv = matmul(v, multiply(f, _hermitian_part(multiply(_as_column(s), p))))
+    if dtype_of(p).kind == "c":
+        du = add(du, matmul(u, _diag_embed(divide(multiply(_imag_part(diagonal(p, 0, -2, -1)), 1j), s))))
+    if shape_of(u)[-2] > k:
+        du = add(du, divide(_outside(matmul(t, v), u), _as_row(s)))
+    if shape_of(v)[-2] > k:
+        dv = add(dv, divide(_outside(matmul(_h(t), u), v), _as_row(s)))
+    return du, dv
 
 
 def _hermitian_part(x):
