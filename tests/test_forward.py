@@ -557,3 +557,9 @@ def test_linalg_jvp_equals_torch_func_jvp(name, order):
         inner = lambda x: torch.autograd.functional.jvp(theirs, (x,), (tv,), create_graph=True)[1]  # noqa: E731
         want = torch.autograd.functional.jvp(inner, (ta,), (tw,))[1]
     np.testing.assert_allclose(mine, want.detach().resolve_conj().numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_linalg_cholesky_jvp_at_a_complex_matrix_raises_as_its_pullback_does():
+    z = _spd_matrix(2) + 0.1j * np.array([[0.0, 1.0], [-1.0, 0.0]])
+    with pytest.raises(NotImplementedError, match=r"cholesky: the derivative at a complex \(Hermitian\) matrix"):
+        jvp(anp.linalg.cholesky, (z,), (np.ones_like(z),))
