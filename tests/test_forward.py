@@ -523,6 +523,8 @@ def test_shape_group_kinks_follow_the_pullback_and_torch(ours, theirs):
     np.testing.assert_allclose(u @ jv, np.vdot(vjp(ours, x)[1](u), v), rtol=1e-12)
     want = torch.func.jvp(lambda a: getattr(torch, theirs)(a, dim=1), (torch.tensor(x),), (torch.tensor(v),))[1]
     np.testing.assert_allclose(jv, want.numpy(), rtol=1e-12)
+
+
 # --- group "elementwise": JVP rules of the elementwise, complex, broadcast, named-reduction and nn ops ----
 
 import re  # noqa: E402
@@ -646,3 +648,138 @@ def test_elementwise_tangents_broadcast_and_keep_float32():
         assert np.shape(t) == (2, 3) and np.result_type(t) == np.float32, f
     for f in (anp.exp2, anp.log1p, anp.arctan, anp.tanh, anp.sqrt, F.sigmoid, F.softplus, anp.sumsq):
         assert np.result_type(jvp(f, x, x)[1]) == np.float32, f
+
+
+# === linear algebra: JVP rules of autodiff/numpy/linalg.py and autodiff/numpy/_decompositions.py ====
+# (and a guard over layers/ and traversal/_total.py, which define no primitive of their own / have theirs)
+
+LINALG_MODULES = ["autodiff.numpy.linalg", "autodiff.numpy._decompositions", "traversal._total", "layers._norm",
+                  "layers._dense", "layers._embedding", "layers._pool", "layers.losses"]
+
+
+def _primitives_defined_in(name):
+    """The primitives among a module's globals that it defines (not those it imports from elsewhere)."""
+    import ast
+    import importlib
+    import inspect
+
+    from autodiff.extend import Primitive
+
+    module = importlib.import_module(name)
+    tree = ast.parse(inspect.getsource(module))
+    imported = {a.asname or a.name for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
+                for a in node.names}
+    return {k: v for k, v in vars(module).items() if isinstance(v, Primitive) and k not in imported}
+
+
+@pytest.mark.parametrize("name", LINALG_MODULES)
+def test_linalg_every_primitive_has_its_own_jvp_rule(name):
+    from autodiff._jvp_rules import _jvp_rules
+
+    defined = _primitives_defined_in(name)
+    if name.startswith("autodiff.numpy") or name == "traversal._total":
+        assert defined, f"{name}: no primitive found; the lookup is broken"
+    assert [k for k, p in defined.items() if p not in _jvp_rules] == []
+
+
+def _linalg_matrix(shape, seed=0, dtype=np.float64):
+    """Near a diagonal of well-separated entries: invertible, distinct singular values and eigenvalues."""
+    from linalg_cases import separated
+
+    return separated(np.random.default_rng(seed).standard_normal(shape)).astype(dtype)
+
+
+def _spd_matrix(n, seed=0):
+    a = np.random.default_rng(seed).standard_normal((n, n))
+    return a @ a.T + n * np.eye(n)
+
+
+LINALG_TRACED = {  # one op of each kind: name in the trace, function, input
+    "norm": (lambda a: anp.linalg.norm(a), _linalg_matrix((3, 3))),
+    "inv": (anp.linalg.inv, _linalg_matrix((3, 3))),
+    "solve": (lambda a: anp.linalg.solve(a, np.ones(3)), _linalg_matrix((3, 3))),
+    "det": (anp.linalg.det, _linalg_matrix((3, 3))),
+    "slogdet": (lambda a: anp.linalg.slogdet(a)[1], _linalg_matrix((3, 3))),
+    "cholesky": (anp.linalg.cholesky, _spd_matrix(3)),
+    "svd": (lambda a: anp.linalg.svd(a, full_matrices=False)[1], _linalg_matrix((4, 2))),
+    "svdvals": (lambda a: anp.linalg.svd(a, compute_uv=False), _linalg_matrix((2, 3))),
+    "eigh": (lambda a: anp.linalg.eigh(a)[0], _linalg_matrix((3, 3))),
+    "eig": (lambda a: anp.real(anp.linalg.eig(a)[0]), _linalg_matrix((3, 3))),
+    "pinv": (anp.linalg.pinv, _linalg_matrix((4, 2))),
+}
+
+
+@pytest.mark.parametrize("name", LINALG_TRACED)
+def test_linalg_trace_shows_the_jvp_rule_not_the_pullback(name):
+    f, a = LINALG_TRACED[name]
+    lines = str(autodiff.trace(f, a, tangents=(np.ones_like(a),))).splitlines()
+    ours = [line for line in lines if f"= {name}(" in line]
+    assert len(ours) == 1 and ours[0].endswith("(jvp rule)"), lines
+
+
+def _torch_svd_invariant(svd, real, conj, a):
+    u, s, vh = svd(a)
+    return (real(u * conj(u)) * 0.7).sum() + (s ** 3).sum() + real((u * s[..., None, :] ** 2) @ vh).sum() \
+        + (real(vh * conj(vh)) * 0.3).sum()
+
+
+def _linalg_torch_cases():
+    import torch
+
+    wide, tall, sq = _linalg_matrix((2, 3)), _linalg_matrix((2, 4, 2)), _linalg_matrix((3, 3))
+    csq = sq + 0.05j * np.random.default_rng(5).standard_normal((3, 3))
+    turn = np.array([[1.0, 2.0, 0.0], [-2.0, 1.0, 0.0], [0.0, 0.0, 4.0]]) + 0.05 * sq  # complex eigenvalues
+    svd_ours = lambda a: _torch_svd_invariant(lambda x: anp.linalg.svd(x, full_matrices=False), anp.real,  # noqa: E731
+                                               anp.conj, a)
+    svd_theirs = lambda a: _torch_svd_invariant(lambda x: torch.linalg.svd(x, full_matrices=False),  # noqa: E731
+                                                 torch.real, torch.conj, a)
+    eig_ours = lambda a: anp.sum(anp.real(anp.linalg.eig(a)[0] ** 2)) + anp.sum(  # noqa: E731
+        anp.real(anp.linalg.eig(a)[1] * anp.conj(anp.linalg.eig(a)[1])) * sq)
+    eig_theirs = lambda a: torch.real(torch.linalg.eig(a)[0] ** 2).sum() + (  # noqa: E731
+        torch.real(torch.linalg.eig(a)[1] * torch.linalg.eig(a)[1].conj()) * torch.tensor(sq)).sum()
+    eigh_ours = lambda a: anp.linalg.eigh(a)[0] + anp.sum(anp.linalg.eigh(a)[1] ** 2 * sq, axis=0)  # noqa: E731
+    eigh_theirs = lambda a: torch.linalg.eigh(a)[0] + (torch.linalg.eigh(a)[1] ** 2 * torch.tensor(sq)).sum(0)  # noqa: E731
+    return {
+        "svd wide": (wide, svd_ours, svd_theirs), "svd tall batched": (tall, svd_ours, svd_theirs),
+        "svd complex": (csq, svd_ours, svd_theirs),
+        "svdvals": (tall, lambda a: anp.linalg.svd(a, compute_uv=False), torch.linalg.svdvals),
+        "eigh": (sq + sq.T, eigh_ours, eigh_theirs),
+        "eig complex eigenvalues": (turn, eig_ours, eig_theirs),
+        "pinv": (tall, anp.linalg.pinv, torch.linalg.pinv), "pinv complex": (csq, anp.linalg.pinv, torch.linalg.pinv),
+        "slogdet complex": (csq, lambda a: anp.stack(list(anp.linalg.slogdet(a))),
+                            lambda a: torch.stack(list(torch.linalg.slogdet(a)))),
+        "cholesky batched": (np.stack([_spd_matrix(3, 1), _spd_matrix(3, 2)]), anp.linalg.cholesky,
+                             torch.linalg.cholesky),
+        "norm complex": (csq, anp.linalg.norm, torch.linalg.norm),
+    }
+
+
+def _linalg_direction(a, rng):
+    return rng.standard_normal(a.shape) + (1j * rng.standard_normal(a.shape) if np.iscomplexobj(a) else 0)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+@pytest.mark.parametrize("name", list(_linalg_torch_cases()))
+def test_linalg_jvp_equals_torch_func_jvp(name, order):
+    """Gauge-invariant functions of the decompositions, pushed forward: ours against torch.func.jvp."""
+    torch = pytest.importorskip("torch")
+    a, ours, theirs = _linalg_torch_cases()[name]
+    rng = np.random.default_rng(7)
+    v, w = _linalg_direction(a, rng), _linalg_direction(a, rng)
+    if name.startswith(("eigh", "cholesky")):  # torch's rules assume a symmetric tangent (ours symmetrise)
+        v, w = (v + np.swapaxes(v, -1, -2)) / 2, (w + np.swapaxes(w, -1, -2)) / 2
+    ta, tv, tw = torch.tensor(a), torch.tensor(v), torch.tensor(w)
+    if order == 1:
+        mine = jvp(ours, (a,), (v,))[1]
+        want = torch.func.jvp(theirs, (ta,), (tv,))[1]
+    else:  # as in test_jvp_equals_torch_func_jvp: torch's reverse-mode jvp nested, the reliable oracle at order 2
+        mine = jvp(lambda x: jvp(ours, (x,), (v,))[1], (a,), (w,))[1]
+        inner = lambda x: torch.autograd.functional.jvp(theirs, (x,), (tv,), create_graph=True)[1]  # noqa: E731
+        want = torch.autograd.functional.jvp(inner, (ta,), (tw,))[1]
+    np.testing.assert_allclose(mine, want.detach().resolve_conj().numpy(), rtol=1e-8, atol=1e-10)
+
+
+def test_linalg_cholesky_jvp_at_a_complex_matrix_raises_as_its_pullback_does():
+    z = _spd_matrix(2) + 0.1j * np.array([[0.0, 1.0], [-1.0, 0.0]])
+    with pytest.raises(NotImplementedError, match=r"cholesky: the derivative at a complex \(Hermitian\) matrix"):
+        jvp(anp.linalg.cholesky, (z,), (np.ones_like(z),))

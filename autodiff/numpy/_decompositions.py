@@ -14,10 +14,11 @@ Batched inputs (``(..., m, n)``) work throughout.
 
 import numpy as np
 
-from ..extend import ZeroTangent, defvjp, primitive, unthunk, value_of
+from ..extend import ZeroTangent, defjvp, defvjp, primitive, unthunk, value_of
 from ._broadcast import cast, dtype_of, shape_of
 from ._complex import conj, real
-from ._elementwise import add, divide, multiply, subtract
+from ._elementwise import add, divide, multiply, negative, subtract
+from ._joining import concatenate
 from ._linalg import diagonal, matmul
 from ._reductions import max, min, sum
 from ._shape import moveaxis, reshape, swapaxes
@@ -169,6 +170,67 @@ defvjp(svd_p, _svd_vjp)
 defvjp(svdvals, _svdvals_vjp)
 
 
+def _svd_jvp(t, ans, a, full_matrices=True):
+    """With dP = U^H dA V on the thin factors: ds = Re diag(dP), and the vectors' tangents below."""
+    u, s, vh = ans[0], ans[1], ans[2]
+    k = shape_of(s)[-1]
+    uk = u[..., :, :k] if shape_of(u)[-1] > k else u  # full_matrices' extra vectors are completed at the end
+    v = _h(vh[..., :k, :] if shape_of(vh)[-2] > k else vh)
+    p = matmul(matmul(_h(uk), t), v)
+    du, dv = _thin_vector_tangents(t, p, uk, s, v)
+    if uk is not u:
+        du = _completed(du, u, k)
+    if shape_of(vh)[-2] > k:
+        dv = _completed(dv, _h(vh), k)
+    ds = diagonal(p, 0, -2, -1)
+    return du, real(ds) if dtype_of(ds).kind == "c" else ds, _h(dv)
+
+
+def _thin_vector_tangents(t, p, u, s, v):
+    """dU = U (F o (dP S + S dP^H)) + (I - U U^H) dA V / S, and dV the same with dA^H, U and V swapped;
+    F_ij = 1 / (s_j^2 - s_i^2) off the diagonal.  A complex U also turns by i Im diag(dP) / S (the pair's
+    phase, which U carries as in the pullback)."""
+    k = shape_of(s)[-1]
+    f = divide(1.0 - np.eye(k, dtype=dtype_of(s)), _gaps(multiply(s, s)))
+    f = f if dtype_of(f) == dtype_of(p) else cast(f, dtype_of(p))
+    du = matmul(u, multiply(f, _hermitian_part(multiply(p, _as_row(s)))))
+    dv = matmul(v, multiply(f, _hermitian_part(multiply(_as_column(s), p))))
+    if dtype_of(p).kind == "c":
+        du = add(du, matmul(u, _diag_embed(divide(multiply(_imag_part(diagonal(p, 0, -2, -1)), 1j), s))))
+    if shape_of(u)[-2] > k:
+        du = add(du, divide(_outside(matmul(t, v), u), _as_row(s)))
+    if shape_of(v)[-2] > k:
+        dv = add(dv, divide(_outside(matmul(_h(t), u), v), _as_row(s)))
+    return du, dv
+
+
+def _hermitian_part(x):
+    return add(x, _h(x))
+
+
+def _outside(x, q):
+    """The part of ``x``'s columns orthogonal to ``q``'s (orthonormal) columns."""
+    return subtract(x, matmul(q, matmul(_h(q), x)))
+
+
+def _completed(dq, q, k):
+    """The tangent of a full orthonormal ``q`` whose first ``k`` columns move by ``dq``: the others (not unique)
+    move by ``-q_k dq^H q_rest``, the least change that keeps ``q`` orthonormal to first order."""
+    rest = q[..., :, k:]
+    return concatenate([dq, negative(matmul(q[..., :, :k], matmul(_h(dq), rest)))], axis=-1)
+
+
+def _svdvals_jvp(t, ans, a):
+    """ds_i = Re(u_i^H dA v_i), with the thin singular vectors."""
+    u, _, vh = svd_p(a, full_matrices=False)
+    ds = sum(multiply(conj(u), matmul(t, _h(vh))), axis=-2)
+    return real(ds) if dtype_of(ds).kind == "c" else ds
+
+
+defjvp(svd_p, _svd_jvp)
+defjvp(svdvals, _svdvals_jvp)
+
+
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
     """``numpy.linalg.svd``, differentiable: ``(u, s, vh)``, or ``s`` alone with ``compute_uv=False``.
 
@@ -224,6 +286,25 @@ def _read_triangle(x, uplo):
 
 
 defvjp(eigh_p, _eigh_vjp)
+
+
+def _eigh_jvp(t, ans, a, UPLO="L"):
+    """dw = diag(V^T dA V), dV = V (F o V^T dA V), F_ij = 1 / (w_j - w_i) off the diagonal; dA is the
+    symmetric matrix that ``UPLO``'s triangle of the tangent stands for."""
+    w, v = ans[0], ans[1]
+    p = matmul(matmul(_t(v), _symmetric_from_triangle(t, UPLO)), v)
+    f = divide(1.0 - np.eye(shape_of(w)[-1], dtype=dtype_of(w)), _gaps(w))
+    return diagonal(p, 0, -2, -1), matmul(v, multiply(f, p))
+
+
+def _symmetric_from_triangle(x, uplo):
+    n = shape_of(x)[-1]
+    strict = (np.tril if uplo.upper() == "L" else np.triu)(np.ones((n, n)), -1 if uplo.upper() == "L" else 1)
+    part = multiply(x, (strict + np.eye(n)).astype(dtype_of(x)))
+    return subtract(add(part, _t(part)), multiply(x, np.eye(n, dtype=dtype_of(x))))
+
+
+defjvp(eigh_p, _eigh_jvp)
 
 
 def eigh(a, UPLO="L"):
@@ -286,6 +367,22 @@ def _eig_adjoint(gw, gv, w, v):
 defvjp(eig_p, _eig_vjp)
 
 
+def _eig_jvp(t, ans, a):
+    """With dP = V^-1 dA V: dw = diag(dP), dV = V (F o dP) less V Re diag(V^H V (F o dP)) (unit-norm
+    columns); F_ij = 1 / (w_j - w_i) off the diagonal."""
+    from .linalg import solve
+
+    w, v = ans[0], ans[1]
+    p = solve(v, matmul(t, v))
+    f = divide(1.0 - np.eye(shape_of(w)[-1], dtype=dtype_of(w)), _gaps(w))
+    dv = matmul(v, multiply(f, p))
+    unit = real(sum(multiply(conj(v), dv), axis=-2)) if dtype_of(v).kind == "c" else sum(multiply(v, dv), axis=-2)
+    return diagonal(p, 0, -2, -1), subtract(dv, multiply(v, _as_row(unit)))
+
+
+defjvp(eig_p, _eig_jvp)
+
+
 def eig(a):
     """``numpy.linalg.eig``, differentiable: ``(w, v)`` with unit-norm eigenvector columns.
 
@@ -331,6 +428,20 @@ def _pinv_vjp(g, ans, a, rcond=None, hermitian=False, rtol=None):
 
 
 defvjp(pinv_p, _pinv_vjp)
+
+
+def _pinv_jvp(t, ans, a, rcond=None, hermitian=False, rtol=None):
+    """Golub & Pereyra (1973): dX = -X dA X + X X^H dA^H (I - A X) + (I - X A) dA^H X^H X."""
+    x, th = ans, _h(t)
+    first = matmul(matmul(x, t), x)
+    xxt = matmul(matmul(x, _h(x)), th)  # X X^H dA^H
+    second = subtract(xxt, matmul(xxt, matmul(a, x)))
+    txx = matmul(th, matmul(_h(x), x))  # dA^H X^H X
+    third = subtract(txx, matmul(matmul(x, a), txx))
+    return add(subtract(second, first), third)
+
+
+defjvp(pinv_p, _pinv_jvp)
 
 
 def pinv(a, rcond=None, hermitian=False, *, rtol=None):

@@ -13,13 +13,13 @@ import math
 import numpy as np
 
 from .._kernels import reduce
-from ..extend import ZeroTangent, defvjp, primitive, value_of
+from ..extend import ZeroTangent, defjvp, defvjp, primitive, value_of
 from ._broadcast import dtype_of, shape_of, unbroadcast
-from ._complex import conj, imag
+from ._complex import conj, imag, real
 from ._construction import from_nested
 from ._decompositions import eig, eigh, matrix_norm, pinv, svd
 from ._elementwise import absolute, add, divide, multiply, negative, power, where
-from ._linalg import matmul
+from ._linalg import diagonal, matmul
 from ._reductions import abs_squared, max, min, root, sum
 from ._shape import reshape, swapaxes
 
@@ -41,6 +41,15 @@ def _norm_vjp(g, ans, x):
 
 
 defvjp(_norm, _norm_vjp)
+
+
+def _norm_jvp(t, ans, x):
+    safe = where(np.equal(value_of(ans), 0), 1, ans)  # as the pullback: the zero vector moves by 0
+    inner = real(sum(multiply(conj(x), t))) if dtype_of(x).kind == "c" else sum(multiply(x, t))
+    return divide(inner, safe)  # Re<x, t> / |x|
+
+
+defjvp(_norm, _norm_jvp)
 
 
 def norm(x, ord=None, axis=None, keepdims=False):
@@ -101,6 +110,7 @@ def _t(a):
 
 inv = primitive(np.linalg.inv, "inv")
 defvjp(inv, lambda g, ans, a: negative(matmul(matmul(_t(ans), g), _t(ans))))
+defjvp(inv, lambda t, ans, a: negative(matmul(matmul(ans, t), ans)))  # d(A^-1) = -A^-1 dA A^-1
 
 solve = primitive(np.linalg.solve, "solve")
 
@@ -130,12 +140,31 @@ def _solve_vjp_a(g, ans, a, b):
 defvjp(solve, _solve_vjp_a, _solve_vjp_b)
 
 
+def _solve_jvp_a(t, ans, a, b):
+    """dx = -A^-1 dA x; a vector ``x`` (one fewer axis than ``a``) is made a column and back."""
+    if len(shape_of(ans)) == len(shape_of(a)) - 1:
+        column = reshape(ans, shape_of(ans) + (1,))
+        return reshape(negative(solve(a, matmul(t, column))), shape_of(ans))
+    return negative(solve(a, matmul(t, ans)))
+
+
+defjvp(solve, _solve_jvp_a, lambda t, ans, a, b: solve(a, t))
+
+
 def _expand2(v):
     return reshape(v, shape_of(v) + (1, 1))
 
 
 det = primitive(np.linalg.det, "det")
 defvjp(det, lambda g, ans, a: multiply(_expand2(multiply(g, ans)), _t(inv(a))))
+
+
+def _trace_of_solve(a, t):
+    """``tr(A^-1 dA)`` over the last two axes: one solve, no inverse."""
+    return sum(diagonal(solve(a, t), 0, -2, -1), axis=-1)
+
+
+defjvp(det, lambda t, ans, a: multiply(ans, _trace_of_solve(a, t)))  # Jacobi's formula
 
 
 def _slogdet(a):
@@ -160,18 +189,38 @@ def _slogdet_vjp(g, ans, a):
 
 defvjp(slogdet, _slogdet_vjp)
 
+
+def _slogdet_jvp(t, ans, a):
+    """``(d sign, d logdet) = (sign * 1j * Im tr, Re tr)`` with ``tr = tr(A^-1 dA)``; a real sign is constant."""
+    tr = _trace_of_solve(a, t)
+    if dtype_of(a).kind != "c":
+        return ZeroTangent(), tr
+    return multiply(ans[0], multiply(imag(tr), 1j)), real(tr)
+
+
+defjvp(slogdet, _slogdet_jvp)
+
 cholesky = primitive(np.linalg.cholesky, "cholesky")
 
 
-def _cholesky_vjp(g, L, a):
-    """Murray (2016): S = L^-T Phi(L^T G) L^-1, symmetrised; Phi keeps the lower triangle, half diagonal."""
-    if dtype_of(a).kind == "c":  # the rule above is for real symmetric input; a Hermitian one needs its own
+def _real_cholesky_only(a):
+    if dtype_of(a).kind == "c":  # the rules here are for real symmetric input; a Hermitian one needs its own
         raise NotImplementedError(
             "autodiff.numpy.linalg.cholesky: the derivative at a complex (Hermitian) matrix is not supported; "
             "differentiate a real symmetric matrix, or split a Hermitian one into real blocks [[A, -B], [B, A]]"
         )
+
+
+def _phi(L):
+    """Murray's Phi as a mask: the lower triangle, the diagonal halved."""
     n = shape_of(L)[-1]
-    phi = (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(dtype_of(L))
+    return (np.tril(np.ones((n, n))) - 0.5 * np.eye(n)).astype(dtype_of(L))
+
+
+def _cholesky_vjp(g, L, a):
+    """Murray (2016): S = L^-T Phi(L^T G) L^-1, symmetrised; Phi keeps the lower triangle, half diagonal."""
+    _real_cholesky_only(a)
+    phi = _phi(L)
     p = multiply(matmul(_t(L), g), phi)
     y = solve(_t(L), p)
     s = _t(solve(_t(L), _t(y)))
@@ -179,3 +228,14 @@ def _cholesky_vjp(g, L, a):
 
 
 defvjp(cholesky, _cholesky_vjp)
+
+
+def _cholesky_jvp(t, L, a):
+    """dL = L Phi(L^-1 S L^-T) for the symmetric part S of dA (the pullback's symmetrised gradient transposed)."""
+    _real_cholesky_only(a)
+    s = multiply(add(t, _t(t)), 0.5)
+    x = solve(L, _t(solve(L, s)))  # L^-1 (L^-1 S)^T = L^-1 S L^-T, S symmetric
+    return matmul(L, multiply(x, _phi(L)))
+
+
+defjvp(cholesky, _cholesky_jvp)
