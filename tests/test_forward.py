@@ -657,7 +657,7 @@ LINALG_MODULES = ["autodiff.numpy.linalg", "autodiff.numpy._decompositions", "tr
                   "layers._dense", "layers._embedding", "layers._pool", "layers.losses"]
 
 
-def _primitives_defined_in(name):
+def _elementwise_primitives_in(name):
     """The primitives among a module's globals that it defines (not those it imports from elsewhere)."""
     import ast
     import importlib
@@ -676,7 +676,7 @@ def _primitives_defined_in(name):
 def test_linalg_every_primitive_has_its_own_jvp_rule(name):
     from autodiff._jvp_rules import _jvp_rules
 
-    defined = _primitives_defined_in(name)
+    defined = _elementwise_primitives_in(name)
     if name.startswith("autodiff.numpy") or name == "traversal._total":
         assert defined, f"{name}: no primitive found; the lookup is broken"
     assert [k for k, p in defined.items() if p not in _jvp_rules] == []
