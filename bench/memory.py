@@ -68,7 +68,7 @@ def measure(framework, folder):
 
 def judge(ctx, measured):
     """The rows from ``measured`` (framework → :func:`measure`'s triple), after checking the HVPs agree."""
-    suite = "peak extra memory: HVP, MLP 784-512-512-10 (fresh process)"
+    suite = "peak extra memory of one HVP, MLP 784-512-512-10"
     ours = measured["ours"]
     rows = [Row(suite, ours=ours[0], unit="MB", goal_text="(reported: torch is not installed)",
                 note=f"a second HVP in the same process: ours {ours[1]:.1f} MB")]
@@ -80,7 +80,7 @@ def judge(ctx, measured):
     rows[0].torch, rows[0].value, rows[0].goal = theirs[0], ours[0] - theirs[0], 0.0
     rows[0].goal_text = "ours − torch double backward ≤ 0 MB"
     rows[0].note += f", torch {theirs[1]:.1f} MB, torch.func {func[1]:.1f} MB"
-    rows.append(Row(f"{suite}, vs torch.func forward over reverse", ours=ours[0], torch=func[0], unit="MB",
+    rows.append(Row(f"{suite}, vs torch.func", ours=ours[0], torch=func[0], unit="MB",
                     goal_text="(reported)"))
     return rows
 
