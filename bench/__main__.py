@@ -1,8 +1,9 @@
 """``python -m bench``: every benchmark beside PyTorch, checked before timed, as a table, JSON and a chart.
 
 Options: ``--full`` (longer timings), ``--only NAMES`` (a comma list of modules among overhead, mlp,
-total, kernels, resnet, system: ``--only overhead,mlp``), ``--contention`` (rerun the kernel suites with the
-other core kept busy), ``--inject-mismatch SUITE`` (a self-test: corrupt one result; the run must stop before timing).
+total, kernels, resnet, system, checkpoint, memory: ``--only overhead,mlp``), ``--contention`` (rerun the
+kernel suites with the other core kept busy), ``--inject-mismatch SUITE`` (a self-test: corrupt one result;
+the run must stop before timing).
 """
 
 import argparse
@@ -10,11 +11,11 @@ import subprocess
 import sys
 import time
 
-from . import checkpoint, kernels, mlp, overhead, report, resnet, system, total
+from . import checkpoint, kernels, memory, mlp, overhead, report, resnet, system, total
 from ._timing import Context, Mismatch, Row, try_torch
 
 MODULES = {"overhead": overhead, "mlp": mlp, "total": total, "kernels": kernels, "resnet": resnet,
-           "system": system, "checkpoint": checkpoint}
+           "system": system, "checkpoint": checkpoint, "memory": memory}
 
 
 def _progress(k, n, name):

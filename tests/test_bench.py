@@ -4,9 +4,12 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 
-from bench import report
-from bench._timing import Row
+import pytest
+
+from bench import memory, mlp, report
+from bench._timing import Context, Mismatch, Row, try_torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -56,9 +59,53 @@ def test_only_takes_a_comma_list_of_modules_and_names_the_choices_for_a_wrong_on
     import pytest
 
     from bench import __main__ as runner
-    from bench import mlp, overhead
+    from bench import overhead
 
     with pytest.raises(SystemExit):
         runner.main(["--only", "overhead,nope"])
     assert "unknown module nope; choose a comma list among overhead, mlp, total" in capsys.readouterr().err
     assert runner._modules("overhead,mlp") == [overhead, mlp] and runner._modules(" mlp , mlp") == [mlp]
+    assert runner._modules("memory") == [memory]
+
+
+@dataclass
+class _Untimed(Context):
+    """Calls each function it is asked to time once, and counts: these tests are about the checks, not speed."""
+
+    timed: int = 0
+
+    def time(self, fn):
+        self.timed += 1
+        fn()
+        return 1e-3
+
+
+# small_hvp shares big_hvp's code and costs a fraction of it
+@pytest.mark.parametrize("suite", [mlp.small_hvp, mlp.big_jvp], ids=lambda s: s.__name__)
+def test_the_forward_mode_rows_agree_with_torch_and_a_corrupted_result_stops_them_before_timing(suite):
+    torch = try_torch(threads=None)
+    agreed = _Untimed(torch=torch)
+    rows = suite(agreed)
+    assert agreed.timed >= 3 and rows[0].torch is not None and rows[0].held is not None
+    for torch_or_not in (torch, None):  # the jvp row also checks J v against <grad, v> without torch
+        corrupted = _Untimed(torch=torch_or_not, inject=rows[0].suite)
+        if torch_or_not is None and suite is not mlp.big_jvp:
+            continue
+        with pytest.raises(Mismatch, match="nothing was timed"):
+            suite(corrupted)
+        assert corrupted.timed == 0
+
+
+@pytest.fixture(scope="module")
+def hvp_memory_measured(tmp_path_factory):
+    folder = str(tmp_path_factory.mktemp("hvp_memory"))
+    return {name: memory.measure(name, folder) for name in memory.FRAMEWORKS}
+
+
+def test_the_hvp_memory_row_reports_fresh_processes_only_after_their_three_hvps_agree(hvp_memory_measured):
+    torch = try_torch(threads=None)
+    rows = memory.judge(Context(torch=torch), hvp_memory_measured)
+    assert [r.unit for r in rows] == ["MB", "MB"] and rows[0].ours > 0 and rows[0].torch > 0
+    assert rows[0].held is not None and rows[1].torch == hvp_memory_measured["torch.func"][0]
+    with pytest.raises(Mismatch, match="differs from the reference"):
+        memory.judge(Context(torch=torch, inject="peak extra memory"), hvp_memory_measured)
