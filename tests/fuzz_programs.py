@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import hypothesis.strategies as st
 import numpy as np
 import torch
+from hypothesis import assume
 
 import autodiff.numpy as anp
 
@@ -372,17 +373,25 @@ def _out_shape(op, shapes, args, params):
         return np.shape(op.apply(OURS, [np.full(shapes[i], 0.5) for i in args], params))
 
 
+def _planned(op, draw, shapes):
+    """``op``'s step on the values so far and its output shape, or ``None`` if it does not fit or grows too big."""
+    planned = op.plan(draw, shapes)
+    if planned is None:
+        return None
+    shape = _out_shape(op, shapes, *planned)
+    if int(np.prod(shape)) > MAX_SIZE or len(shape) > MAX_NDIM:
+        return None
+    return Step(op, tuple(planned[0]), planned[1]), shape
+
+
 def _step(draw, shapes, ops):
-    """An op of one kind (kinds equally likely) that fits the values so far and keeps arrays small."""
+    """An op of one kind (kinds equally likely) that fits the values so far."""
     kinds = sorted({op.kind for op in ops})
     while True:
         kind = draw(st.sampled_from(kinds))
-        op = draw(st.sampled_from([op for op in ops if op.kind == kind]))
-        planned = op.plan(draw, shapes)
-        if planned is not None:
-            shape = _out_shape(op, shapes, *planned)
-            if int(np.prod(shape)) <= MAX_SIZE and len(shape) <= MAX_NDIM:
-                return Step(op, tuple(planned[0]), planned[1]), shape
+        got = _planned(draw(st.sampled_from([op for op in ops if op.kind == kind])), draw, shapes)
+        if got is not None:
+            return got
 
 
 @st.composite
@@ -395,14 +404,19 @@ def _input(draw, shape, dtype):
 
 
 @st.composite
-def programs(draw, dtype, ops, max_steps=8):
-    """A random program over ``ops`` on ``dtype`` inputs."""
+def programs(draw, dtype, ops, focus=None, max_steps=8):
+    """A random program over ``ops`` on ``dtype`` inputs; with ``focus``, one that applies that op at least once
+    (from a drawn step on, as soon as it fits; programs where it never fits are rejected)."""
     sizes = draw(st.lists(st.integers(1, 3), min_size=3, max_size=3))
     shapes = [tuple(draw(st.lists(st.sampled_from(sizes), max_size=3))) for _ in range(draw(st.integers(1, 3)))]
     inputs = tuple(draw(_input(s, dtype)) for s in shapes)
+    n = draw(st.integers(min(2, max_steps), max_steps))
+    start = draw(st.integers(0, n - 1)) if focus else n
     steps = []
-    for _ in range(draw(st.integers(min(2, max_steps), max_steps))):
-        step, shape = _step(draw, shapes, ops)
+    for k in range(n):
+        placed = any(step.op is focus for step in steps)
+        step, shape = (k >= start and not placed and _planned(focus, draw, shapes)) or _step(draw, shapes, ops)
         steps.append(step)
         shapes.append(shape)
+    assume(focus is None or any(step.op is focus for step in steps))
     return Program(dtype, inputs, tuple(steps), tuple(shapes), draw(st.integers(0, 2**16)))

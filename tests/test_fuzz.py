@@ -268,8 +268,7 @@ OPS = [
 FLOAT32_OPS = [op for op in OPS if op.name not in ("exp2", "log2", "log10")]
 # Documented limitations: ours raises NotImplementedError with this text where torch has an answer.
 LIMITATIONS = ["autodiff.numpy.prod: higher derivatives at inputs containing zeros are not supported"]
-CI_EXAMPLES = {np.float64: 500, np.float32: 400}
-LONG_EXAMPLES = 2500
+EXAMPLES = {("mixed", False): 600, ("each op", False): 8, ("mixed", True): 2500, ("each op", True): 25}
 STATS = Counter()
 
 
@@ -355,21 +354,36 @@ def _assert_close(what, a, b, tol, dtype):
     assert not bad.any(), f"{what} differs from torch at {np.argwhere(bad).tolist()}\nours  {a}\ntorch {b}"
 
 
-@pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
-def test_random_programs_match_torch(dtype, request):
-    long = request.config.getoption("--fuzz-long")
-    STATS.clear()
+DTYPES = pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
+EVERY_OP = [(op, dtype) for dtype in (np.float64, np.float32) for op in (OPS if dtype == np.float64 else FLOAT32_OPS)]
 
+
+def _fuzz(strategy, examples):
+    """Check ``examples`` programs drawn from ``strategy``."""
     # CI replays a fixed sequence (a red CI is reproducible); elsewhere each run explores new programs.
-    @settings(max_examples=LONG_EXAMPLES if long else CI_EXAMPLES[dtype], deadline=None,
-              suppress_health_check=list(HealthCheck), derandomize=bool(os.environ.get("CI")))
-    @given(program=programs(dtype, OPS if dtype == np.float64 else FLOAT32_OPS))
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck),
+              derandomize=bool(os.environ.get("CI")))
+    @given(program=strategy)
     def fuzz(program):
         STATS["programs"] += 1
         STATS.update(f"op {step.op.name}" for step in program.steps)
         with np.errstate(all="ignore"):
             check(program)
 
+    STATS.clear()
     fuzz()
+
+
+@DTYPES
+def test_random_programs_match_torch(dtype, request):
+    long = request.config.getoption("--fuzz-long")
+    _fuzz(programs(dtype, OPS if dtype == np.float64 else FLOAT32_OPS), EXAMPLES["mixed", long])
     if long:
         print(f"\n{np.dtype(dtype).name}: " + ", ".join(f"{k}: {v}" for k, v in sorted(STATS.items())))
+
+
+@pytest.mark.parametrize(("op", "dtype"), EVERY_OP, ids=[f"{op.name}-{np.dtype(d).name}" for op, d in EVERY_OP])
+def test_each_op_in_random_programs(op, dtype, request):
+    """Every op of the table, in programs of the others: a mixture alone may miss a rare op."""
+    ops = OPS if dtype == np.float64 else FLOAT32_OPS
+    _fuzz(programs(dtype, ops, focus=op), EXAMPLES["each op", request.config.getoption("--fuzz-long")])
