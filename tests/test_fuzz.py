@@ -65,8 +65,8 @@ from fuzz_programs import (  # noqa: E402  (needs torch)
 
 
 # known bug, issue 13: maximum(x, python float) crashes ('float' has no astype) when x is a Python float;
-# so do maximum/minimum of two Python floats and F.relu of one (their pullbacks call .astype on a Python
-# bool).  Exactly there x becomes a numpy scalar (times 1); every other call takes the plain path.
+# so do maximum/minimum of two Python floats, F.relu of one (their pullbacks call .astype on a Python bool)
+# and prod of one at 0.  Exactly there x becomes a numpy scalar (times 1); every other call takes the plain path.
 def _bare(x):
     return type(value_of(x)) is float
 
@@ -182,9 +182,10 @@ OPS = [
     _reduction("amax", lambda x, d, k: torch.amax(x, d, keepdim=k)),
     _reduction("min", lambda x, d, k: torch.amin(x, d, keepdim=k), note="ties: as max; the oracle is amin"),
     _reduction("amin", lambda x, d, k: torch.amin(x, d, keepdim=k)),
-    _reduction("prod", t_prod, reduction(pairs=False),
-               note="zeros: both give the exact products of the others at first order; ours raises "
-                    "NotImplementedError for higher orders (LIMITATIONS)"),
+    # known bug, issue 13: grad of prod of a Python float at 0 raises AttributeError ('float' has no reshape)
+    Op("prod", "reduce", lambda x, **kw: anp.prod(_numpy_scalar(x), **kw), t_reduce(t_prod), reduction(pairs=False),
+       note="zeros: both give the exact products of the others at first order; ours raises NotImplementedError "
+            "for higher orders (LIMITATIONS)"),
     # known bug, issue 13: prod over a tuple of axes with a zero inside raises ValueError (np.moveaxis) in grad
     _reduction("prod over axes", t_prod, reduction(only_pairs=True), (AWAY_FROM_ZERO,),
                "known bug (prod over a tuple of axes at zeros raises): values kept away from 0"),
@@ -206,8 +207,9 @@ OPS = [
     Op("norm ord=1,inf", "norm", anp.linalg.norm, t_norm, norm_plan([1, np.inf, -np.inf]),
        note="ord=inf ties: both split evenly among the largest |x|"),
     # known bug, issue 13: norm over an axis at exact zeros: nan gradient for a zero row, wrong Hessian at a zero
-    Op("norm ord=2,3", "norm", anp.linalg.norm, t_norm, norm_plan([None, 2, 3]), (AWAY_FROM_ZERO,),
+    Op("norm ord=2", "norm", anp.linalg.norm, t_norm, norm_plan([None, 2]), (AWAY_FROM_ZERO,),
        "known bug (norm over an axis at exact zeros): values kept away from 0"),
+    Op("norm ord=3", "norm", anp.linalg.norm, t_norm, norm_plan([3]), (AWAY_FROM_ZERO,), "as ord=2"),
     Op("norm fro", "norm", anp.linalg.norm, t_norm, norm_plan(["fro"], two_axes=True), (AWAY_FROM_ZERO,),
        "known bug (as ord=2): values kept away from 0"),
     # -- indexing --
@@ -264,8 +266,10 @@ OPS = [
        "zeros: ours raises NotImplementedError (documented), torch has the derivative: values kept away from 0"),
 ]
 
-# known bug, issue 13: float32 exp2/log2/log10 pullbacks multiply by float64 constants (nested results float64)
-FLOAT32_OPS = [op for op in OPS if op.name not in ("exp2", "log2", "log10")]
+# known bug, issue 13: float32 exp2/log2/log10 pullbacks multiply by float64 constants (nested results float64).
+# Not a bug: in float32 ours computes norm(x, 3) as (|x|^3)^(1/3), one ulp off where torch is exact ([-1.5]
+# gives 1.5000001); a later clip or max at that grid value then takes the other side of its tie.
+FLOAT32_OPS = [op for op in OPS if op.name not in ("exp2", "log2", "log10", "norm ord=3")]
 # Documented limitations: ours raises NotImplementedError with this text where torch has an answer.
 LIMITATIONS = ["autodiff.numpy.prod: higher derivatives at inputs containing zeros are not supported"]
 EXAMPLES = {("mixed", False): 600, ("each op", False): 8, ("mixed", True): 2500, ("each op", True): 25}
@@ -338,6 +342,7 @@ def check(program):
             assert any(limit in str(e) for limit in LIMITATIONS), f"{key}: {e}"
             STATS[f"{key}: documented limitation"] += 1
             continue
+        assert len(mine) == len(exact[key]), f"{key}: {len(mine)} results, torch {len(exact[key])}"
         for k, (a, b, b32) in enumerate(zip(mine, exact[key], single[key])):
             if not (np.all(np.isfinite(b)) and np.all(np.isfinite(b32))):
                 STATS[f"{key}: torch not finite"] += 1
