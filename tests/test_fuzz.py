@@ -8,7 +8,7 @@ torch by convention and how the fuzzer handles it (the oracle chosen, or a domai
 are fenced off exactly where they bite, each with a ``# known bug, issue 13`` comment, so that they
 can be re-enabled once fixed.  Only real inputs are generated: the complex convention is issue 13's.
 
-``python -m pytest tests/test_fuzz.py --fuzz-long -s`` runs many more programs and prints what it tried.
+``python -m pytest tests/test_fuzz.py --fuzz-long -s`` runs many more, new programs and prints what it tried.
 """
 
 import operator
@@ -365,11 +365,16 @@ DTYPES = pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float6
 EVERY_OP = [(op, dtype) for dtype in (np.float64, np.float32) for op in (OPS if dtype == np.float64 else FLOAT32_OPS)]
 
 
-def _fuzz(strategy, examples):
-    """Check ``examples`` programs drawn from ``strategy``."""
-    # CI replays a fixed sequence (a red CI is reproducible); elsewhere each run explores new programs.
+def _fuzz(strategy, examples, explore):
+    """Check ``examples`` programs drawn from ``strategy``.
+
+    Only ``--fuzz-long`` explores new programs (outside CI).  By default the sequence is fixed, in CI and
+    locally alike: a red run is reproducible, and the rare false alarm the fuzzer can raise (two values
+    equal in exact arithmetic, rounded apart differently by numpy and torch, so a later max/where/clip
+    takes the other side of its tie: about one program in 15,000) cannot make the suite flaky.
+    """
     @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck),
-              derandomize=bool(os.environ.get("CI")))
+              derandomize=not explore or bool(os.environ.get("CI")))
     @given(program=strategy)
     def fuzz(program):
         STATS["programs"] += 1
@@ -384,7 +389,7 @@ def _fuzz(strategy, examples):
 @DTYPES
 def test_random_programs_match_torch(dtype, request):
     long = request.config.getoption("--fuzz-long")
-    _fuzz(programs(dtype, OPS if dtype == np.float64 else FLOAT32_OPS), EXAMPLES["mixed", long])
+    _fuzz(programs(dtype, OPS if dtype == np.float64 else FLOAT32_OPS), EXAMPLES["mixed", long], long)
     if long:
         print(f"\n{np.dtype(dtype).name}: " + ", ".join(f"{k}: {v}" for k, v in sorted(STATS.items())))
 
@@ -393,4 +398,5 @@ def test_random_programs_match_torch(dtype, request):
 def test_each_op_in_random_programs(op, dtype, request):
     """Every op of the table, in programs of the others: a mixture alone may miss a rare op."""
     ops = OPS if dtype == np.float64 else FLOAT32_OPS
-    _fuzz(programs(dtype, ops, focus=op), EXAMPLES["each op", request.config.getoption("--fuzz-long")])
+    long = request.config.getoption("--fuzz-long")
+    _fuzz(programs(dtype, ops, focus=op), EXAMPLES["each op", long], long)
