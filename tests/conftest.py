@@ -3,7 +3,7 @@ import pytest
 
 import autodiff
 
-collect_ignore = ["op_table.py", "gallery.py"]
+collect_ignore = ["op_table.py", "gallery.py", "fuzz_programs.py"]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -25,3 +25,7 @@ def pytest_sessionfinish(session, exitstatus):
     if too_many:
         print(f"\nkernels compiled too many specialisations: {too_many}")
         session.exitstatus = 1
+
+
+def pytest_addoption(parser):
+    parser.addoption("--fuzz-long", action="store_true", help="run the differential fuzzer (test_fuzz.py) for longer")
