@@ -203,3 +203,26 @@ def test_complex_cholesky_refuses_to_differentiate():
     a = np.array([[2.0, 0.5j], [-0.5j, 1.0]])
     with pytest.raises(NotImplementedError, match="cholesky: the derivative at a complex"):  # was a wrong number
         grad(lambda a: anp.real(anp.sum(anp.linalg.cholesky(a))))(a)
+
+
+# prod at zeros, found by the differential fuzzer (tests/test_fuzz.py): a tuple of axes raised in np.moveaxis,
+# and a Python float raised AttributeError; torch has the exact products of the others in both cases.
+@pytest.mark.parametrize("axis", [None, 0, (0, 1), (1,), (-1, 0), (2, 1, 0)])
+def test_prod_at_zeros_over_any_axes_matches_torch(axis):
+    torch = pytest.importorskip("torch", reason="torch is the oracle")
+    x = np.random.default_rng(0).standard_normal((2, 3, 4))
+    x[0, 1, 2] = 0.0
+    ours = autodiff.grad(lambda a: anp.sum(anp.prod(a, axis=axis)))(x)
+    t = torch.tensor(x, requires_grad=True)
+    reduced = t
+    for d in sorted({d % 3 for d in (range(3) if axis is None else np.atleast_1d(axis))}, reverse=True):
+        reduced = reduced.prod(d)
+    reduced.sum().backward()
+    np.testing.assert_allclose(ours, t.grad.numpy(), rtol=1e-12)
+
+
+def test_prod_of_a_python_float_at_zero():
+    torch = pytest.importorskip("torch", reason="torch is the oracle")
+    t = torch.tensor(0.0, dtype=torch.float64, requires_grad=True)
+    t.prod().backward()
+    assert autodiff.grad(anp.prod)(0.0) == t.grad.item()

@@ -114,14 +114,19 @@ def _prod_vjp(g, ans, x, axis=None, keepdims=False):
 
 
 def _product_of_others(v, axis):
-    """For each element, the product of the others along ``axis`` (exact when some are zero)."""
-    flat = axis is None
-    work = v.reshape(-1) if flat else np.moveaxis(v, axis, -1)
-    ones = np.ones(work.shape[:-1] + (1,), v.dtype)
+    """For each element, the product of the others along ``axis`` (exact when some are zero): the reduced
+    axes (all of them for ``None``, several for a tuple) moved last and flattened into one."""
+    v = np.asarray(v)  # a Python float too
+    axes = tuple(range(v.ndim)) if axis is None else tuple(a % v.ndim for a in np.atleast_1d(axis))
+    last = tuple(range(v.ndim - len(axes), v.ndim))
+    work = np.moveaxis(v, axes, last)
+    kept = work.shape[:v.ndim - len(axes)]
+    work = work.reshape(kept + (-1,))
+    ones = np.ones(kept + (1,), v.dtype)
     left = np.cumprod(np.concatenate([ones, work[..., :-1]], -1), -1)
     right = np.cumprod(np.concatenate([ones, work[..., :0:-1]], -1), -1)[..., ::-1]
-    others = left * right
-    return others.reshape(v.shape) if flat else np.moveaxis(others, -1, axis)
+    others = (left * right).reshape(kept + tuple(v.shape[a] for a in axes))
+    return np.moveaxis(others, last, axes)
 
 
 defvjp(prod, _prod_vjp)

@@ -63,8 +63,15 @@ defvjp(arcsinh, lambda g, ans, x: divide(g, sqrt(add(square(x), 1.0))))
 defjvp(arcsinh, lambda t, ans, x: divide(t, sqrt(add(square(x), 1.0))))
 
 arccosh = primitive(np.arccosh, "arccosh")
-defvjp(arccosh, lambda g, ans, x: divide(g, sqrt(subtract(square(x), 1.0))))
-defjvp(arccosh, lambda t, ans, x: divide(t, sqrt(subtract(square(x), 1.0))))
+
+
+def _sqrt_x2_minus_1(x):
+    # sqrt(x - 1) * sqrt(x + 1), not sqrt(x**2 - 1): x**2 overflows float32 past 1.8e19 (found by the fuzzer)
+    return multiply(sqrt(subtract(x, 1.0)), sqrt(add(x, 1.0)))
+
+
+defvjp(arccosh, lambda g, ans, x: divide(g, _sqrt_x2_minus_1(x)))
+defjvp(arccosh, lambda t, ans, x: divide(t, _sqrt_x2_minus_1(x)))
 
 arctanh = primitive(np.arctanh, "arctanh")
 defvjp(arctanh, lambda g, ans, x: divide(g, subtract(1.0, square(x))))
