@@ -56,10 +56,12 @@ def svd_full_tall(a):
 
 
 def eigh_invariants(a, uplo="L"):
+    """Real, and invariant under each column's sign (real input) or phase (complex): |v|^2 and V f(w) V^H."""
     w, v = anp.linalg.eigh(a, UPLO=uplo)
     n = np.shape(a)[-1]
-    rebuilt = anp.matmul(v * anp.expand_dims(anp.exp(w * 0.3), -2), anp.swapaxes(v, -1, -2))
-    return anp.sum(w ** 2) + anp.sum(v * v * _weights((n, n), 0.0, a)) + anp.sum(rebuilt * _weights((n, n), 1.0, a))
+    rebuilt = anp.matmul(v * anp.expand_dims(anp.exp(w * 0.3), -2), anp.conj(anp.swapaxes(v, -1, -2)))
+    squares = anp.sum(anp.real(v * anp.conj(v)) * _weights((n, n), 0.0, w))
+    return anp.sum(w ** 2) + squares + anp.sum(anp.real(rebuilt) * _weights((n, n), 1.0, w))
 
 
 def eig_invariants(a):

@@ -268,6 +268,8 @@ eigh_p = primitive(_eigh_value, "eigh")
 def _eigh_vjp(g, ans, a, UPLO="L"):
     gw, gv = (unthunk(c) for c in g)
     w, v = ans[0], ans[1]
+    if dtype_of(a).kind == "c":
+        return _in_convention(a, lambda gw, gv: _eigh_hermitian_adjoint(gw, gv, w, v, UPLO), gw, gv)
     inner = None if _is_zero(gw) else _diag_embed(gw)
     if not _is_zero(gv):  # dV = V (F o V^T dA V), F_ij = 1 / (w_j - w_i) off the diagonal
         off = 1.0 - np.eye(shape_of(w)[-1], dtype=dtype_of(w))
@@ -285,6 +287,32 @@ def _read_triangle(x, uplo):
     return add(multiply(add(x, _t(x)), strict.astype(dtype_of(x))), multiply(x, np.eye(n, dtype=dtype_of(x))))
 
 
+def _eigh_hermitian_adjoint(gw, gv, w, v, uplo):
+    """V (diag(gw) + F o V^H gV) V^H, read back onto ``uplo``'s triangle.  F's zero diagonal drops
+    Im diag(V^H gV): the phase of each column, which the gauge diag(V^H dV) = 0 fixes (as the JVP does)."""
+    inner = None if _is_zero(gw) else _diag_embed(gw)
+    if not _is_zero(gv):
+        off = 1.0 - np.eye(shape_of(w)[-1], dtype=dtype_of(w))
+        term = divide(multiply(matmul(_h(v), gv), off), _gaps(w))
+        inner = term if inner is None else add(inner, term)
+    if inner is None:
+        return ZeroTangent()
+    return _read_hermitian_triangle(matmul(matmul(v, inner), _h(v)), uplo)
+
+
+def _read_hermitian_triangle(x, uplo):
+    """The adjoint of :func:`_hermitian_from_triangle`: a strict entry feeds ``x_ij`` and conj of ``x_ji``,
+    a diagonal entry only its real part (LAPACK ignores the imaginary part there)."""
+    n = shape_of(x)[-1]
+    strict = _strict_triangle(n, uplo).astype(dtype_of(x))
+    return add(multiply(add(x, _h(x)), strict), _diag_embed(real(diagonal(x, 0, -2, -1))))
+
+
+def _strict_triangle(n, uplo):
+    lower = uplo.upper() == "L"
+    return (np.tril if lower else np.triu)(np.ones((n, n)), -1 if lower else 1)
+
+
 defvjp(eigh_p, _eigh_vjp)
 
 
@@ -292,6 +320,8 @@ def _eigh_jvp(t, ans, a, UPLO="L"):
     """dw = diag(V^T dA V), dV = V (F o V^T dA V), F_ij = 1 / (w_j - w_i) off the diagonal; dA is the
     symmetric matrix that ``UPLO``'s triangle of the tangent stands for."""
     w, v = ans[0], ans[1]
+    if dtype_of(a).kind == "c":
+        return _eigh_hermitian_jvp(t, w, v, UPLO)
     p = matmul(matmul(_t(v), _symmetric_from_triangle(t, UPLO)), v)
     f = divide(1.0 - np.eye(shape_of(w)[-1], dtype=dtype_of(w)), _gaps(w))
     return diagonal(p, 0, -2, -1), matmul(v, multiply(f, p))
@@ -304,28 +334,42 @@ def _symmetric_from_triangle(x, uplo):
     return subtract(add(part, _t(part)), multiply(x, np.eye(n, dtype=dtype_of(x))))
 
 
+def _eigh_hermitian_jvp(t, w, v, uplo):
+    """dw = Re diag(P), dV = V (F o P) with P = V^H dA V; F's zero diagonal is the gauge diag(V^H dV) = 0."""
+    p = matmul(matmul(_h(v), _hermitian_from_triangle(t, uplo)), v)
+    f = divide(1.0 - np.eye(shape_of(w)[-1], dtype=dtype_of(w)), _gaps(w))
+    return real(diagonal(p, 0, -2, -1)), matmul(v, multiply(f, p))
+
+
+def _hermitian_from_triangle(x, uplo):
+    """The Hermitian matrix LAPACK reads from ``uplo``'s triangle: the strict part, its conjugate mirrored,
+    and the real part of the diagonal."""
+    part = multiply(x, _strict_triangle(shape_of(x)[-1], uplo).astype(dtype_of(x)))
+    return add(add(part, _h(part)), _diag_embed(real(diagonal(x, 0, -2, -1))))
+
+
 defjvp(eigh_p, _eigh_jvp)
 
 
 def eigh(a, UPLO="L"):
-    """``numpy.linalg.eigh`` of a real symmetric matrix, differentiable: ``(w, v)``, ascending ``w``.
+    """``numpy.linalg.eigh`` of a real symmetric or complex Hermitian matrix, differentiable: ``(w, v)``,
+    ascending real ``w``.
 
-    Like numpy it reads only the ``UPLO`` triangle, so the gradient lives on
+    Like numpy it reads only the ``UPLO`` triangle (for complex input, the
+    conjugate mirrored and the diagonal's real part), so the gradient lives on
     that triangle (the strict part collects both mirrored entries).  The
     eigenvectors are differentiable where the eigenvalues are distinct; a
-    function of ``v`` must not depend on each column's sign.
+    function of ``v`` must not depend on each column's sign (real) or phase
+    (complex: ``abs(v)``, ``v * conj(v)``, ``v @ diag(f(w)) @ v^H`` are fine).
 
     >>> import numpy as np
     >>> import autodiff
     >>> autodiff.grad(lambda a: eigh(a)[0][-1])(np.array([[2.0, 1.0], [1.0, 2.0]]))
     array([[0.5, 0. ],
            [1. , 0.5]])
+    >>> np.round(autodiff.grad(lambda a: eigh(a)[0][-1])(np.array([[2.0, 1j], [-1j, 2.0]]))[1, 0], 12)
+    np.complex128(1j)
     """
-    if dtype_of(a).kind == "c":
-        raise NotImplementedError(
-            "autodiff.numpy.linalg.eigh: complex Hermitian input is not supported; differentiate eigh of the "
-            "real symmetric matrix [[re, -im], [im, re]], whose eigenvalues are each of yours twice"
-        )
     if str(UPLO).upper() not in ("L", "U"):
         raise ValueError(f"autodiff.numpy.linalg.eigh: UPLO must be 'L' or 'U', got {UPLO!r}")
     return eigh_p(a, UPLO=UPLO)
