@@ -16,7 +16,7 @@ from ._forward import dual, open_pushforward
 from ._jvp_rules import jvp_rule_of
 from ._tangents import ZeroTangent
 from ._traced import Traced, new_input, open_tape, release, value_of
-from ._transforms import _unwrap_outputs, grad
+from ._transforms import _unwrap_outputs, grad, split_tuple_outputs
 from ._trees import rebuild_node, transform
 
 
@@ -42,7 +42,7 @@ def jvp(f, primals, tangents):
     variables = Variables(primals)
     directions = variables.directions("jvp", tangents, bare)
     with open_pushforward() as level:
-        out = f(*variables.substitute(_duals(variables.leaves, directions, level)))
+        out = split_tuple_outputs(f(*variables.substitute(_duals(variables.leaves, directions, level))))
     return primal_and_tangent(out, level)
 
 
@@ -138,7 +138,7 @@ def linearize(f, *primals):
     variables = Variables(tuple(primals))
     with open_tape() as tape:
         inputs = [new_input(tape, x) for x in variables.leaves]
-        out = f(*variables.substitute(inputs))
+        out = split_tuple_outputs(f(*variables.substitute(inputs)))
     value, outputs = _unwrap_outputs(out, tape)
     return value, Linearized(tape, variables, inputs, value, outputs)
 

@@ -28,6 +28,7 @@ def vjp(f, *primals, has_aux=False):
     with open_tape() as tape:
         args, record = trace_arguments(tape, primals, argnums)
         out, aux = _split_aux(f(*args), has_aux, "vjp")
+        out = split_tuple_outputs(out)
     value, outputs = _unwrap_outputs(out, tape)
     pullback = Pullback(tape, primals, record, out, outputs)
     if has_aux:
@@ -96,6 +97,17 @@ def _check_cotangent(path, ct, value):
 
 def _at_output(path):
     return "output" + "".join(f"[{k!r}]" for k in path)
+
+
+def split_tuple_outputs(out):
+    """``out`` with each traced value that holds a tuple (the one output of a primitive with several, such as
+    ``linalg.svd`` or ``eigh``) replaced by the tuple of its items, so that each item is an output leaf of
+    its own, as it is when the function unpacks it."""
+
+    def leaf_fn(path, leaf):
+        return tuple(leaf) if type(leaf) is Traced and type(value_of(leaf)) is tuple else leaf
+
+    return transform(out, leaf_fn, rebuild_node)
 
 
 def _unwrap_outputs(out, tape):

@@ -355,3 +355,28 @@ def test_eigh_complex_jvp_nests():
     """The JVP is written in differentiable ops: its gradient (forward over reverse) passes gradcheck."""
     a, t = _hermitian((3, 3)), _complex((3, 3))
     assert gradcheck(lambda x: autodiff.jvp(lambda y: _gauge_free(y)[1], (x,), (t,))[1], a)
+
+
+@pytest.mark.parametrize("decompose", [anp.linalg.eigh, anp.linalg.svd], ids=["eigh", "svd"])
+def test_a_function_returning_a_decomposition_directly(decompose):
+    """A primitive with several outputs returned as it is: each output is its own leaf, as when unpacked
+    (jvp used to end in a bare StopIteration and vjp to count one leaf)."""
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((3, 3))
+    a = a + a.T
+    t = rng.standard_normal((3, 3))
+    t = t + t.T
+    unpacked = lambda x: tuple(decompose(x))  # noqa: E731
+    (_, direct), (_, through) = autodiff.jvp(decompose, (a,), (t,)), autodiff.jvp(unpacked, (a,), (t,))
+    for d, u in zip(direct, through):
+        np.testing.assert_allclose(d, u, rtol=1e-12)
+    eps = 1e-6
+    numeric = (np.linalg.eigvalsh(a + eps * t) - np.linalg.eigvalsh(a - eps * t)) / (2 * eps)
+    if decompose is anp.linalg.eigh:
+        np.testing.assert_allclose(direct[0], numeric, rtol=1e-6)
+    out, pullback = autodiff.vjp(decompose, a)
+    cotangent = tuple(np.ones_like(o) if k == 1 - (decompose is anp.linalg.eigh) else np.zeros_like(o)
+                      for k, o in enumerate(out))
+    np.testing.assert_allclose(pullback(cotangent)[0], autodiff.vjp(unpacked, a)[1](cotangent)[0], rtol=1e-12)
+    _, f_jvp = autodiff.linearize(decompose, a)
+    np.testing.assert_allclose(f_jvp(t)[0], direct[0], rtol=1e-12)
