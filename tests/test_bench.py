@@ -102,10 +102,12 @@ def hvp_memory_measured(tmp_path_factory):
     return {name: memory.measure(name, folder) for name in memory.FRAMEWORKS}
 
 
-def test_the_hvp_memory_row_reports_fresh_processes_only_after_their_three_hvps_agree(hvp_memory_measured):
+def test_the_hvp_memory_row_reports_fresh_processes_only_after_their_three_hvps_agree(hvp_memory_measured, tmp_path):
     torch = try_torch(threads=None)
     rows = memory.judge(Context(torch=torch), hvp_memory_measured)
     assert [r.unit for r in rows] == ["MB", "MB"] and rows[0].ours > 0 and rows[0].torch > 0
     assert rows[0].held is not None and rows[1].torch == hvp_memory_measured["torch.func"][0]
+    assert rows[0].value == pytest.approx(rows[0].ours / rows[0].torch)  # a ratio: the chart divides by the goal
+    assert os.path.exists(report.write_chart(rows, str(tmp_path / "chart.png")))
     with pytest.raises(Mismatch, match="differs from the reference"):
         memory.judge(Context(torch=torch, inject="peak extra memory"), hvp_memory_measured)
