@@ -199,6 +199,8 @@ def _dot(a, b):
 
 
 def _excess(analytic, numeric, leaf, rtol, atol):
+    if not (np.isfinite(analytic) and np.isfinite(numeric)):
+        return np.inf  # a NaN or infinite derivative never passes (NaN compares false with every tolerance)
     dtype = np.result_type(value_of(leaf))
     default_rtol, default_atol = _TOLERANCE.get(dtype, _TOLERANCE[np.dtype(np.float64)])
     rtol = default_rtol if rtol is None else rtol

@@ -188,3 +188,13 @@ def test_pullback_checks_the_cotangents_key_paths():
     with pytest.raises(ValueError, match=r"cotangent has a leaf at output\['b'\] where the output has one at "
                                          r"output\['a'\]"):
         pullback({"b": np.ones(2), "a": np.zeros(2)})  # same leaves and shapes, in another order
+
+
+def test_gradcheck_never_passes_a_nan_derivative():
+    """A NaN compares false with every tolerance, so it used to pass; outside log's domain it must fail."""
+    import autodiff
+    import autodiff.numpy as anp
+
+    with pytest.raises(autodiff.GradcheckError, match="nan"):
+        autodiff.gradcheck(anp.log, np.array([-1.0, 2.0]))
+    assert autodiff.gradcheck(anp.log, np.array([1.0, 2.0]))
