@@ -216,7 +216,7 @@ def _accepts_complex(op):
 @pytest.mark.parametrize("op", [op for op in OPS if op.name not in REAL_ONLY], ids=repr)
 def test_table_op_at_complex_inputs(op, dtype, order):
     if not _accepts_complex(op):
-        pytest.skip(f"{op.name}: numpy's forward refuses complex input")
+        pytest.skip(f"{op.name}: its forward (numpy's or scipy's) refuses complex input")
 
     @SETTINGS
     @given(case=op.cases, seed=st.integers(0, 2**16))
