@@ -29,66 +29,73 @@ import numpy as np
 # Reentrant: a pullback collected by the garbage collector mid-``hold`` lets go of its tape's arrays from
 # inside this thread's critical section (both orders keep the counts right, see ``hold``).
 _lock = threading.RLock()
-_held = {}  # id(base buffer) -> _Hold
-
-
-class _Hold:
-    """The holds on one base buffer: how many, and the flags to put back (the buffer's, then its views')."""
-
-    __slots__ = ("count", "root", "writeable", "views")
-
-    def __init__(self, root):
-        self.count, self.root, self.writeable, self.views = 0, root, root.flags.writeable, None
-        root.setflags(write=False)
-
-    def note(self, chain):
-        """Clear the flag of every view on ``chain`` (a view first, the root last) not noted yet."""
-        views = self.views if self.views is not None else {}
-        self.views = views
-        for depth, array in enumerate(reversed(chain[:-1]), 1):
-            if id(array) not in views:
-                views[id(array)] = (depth, array, array.flags.writeable)
-                array.setflags(write=False)
-
-    def restore(self):
-        if self.writeable:
-            self.root.setflags(write=True)
-        if self.views is not None:
-            for _, array, writeable in sorted(self.views.values(), key=_depth):  # bases before their views
-                if writeable:
-                    _make_writeable(array)
-
-
-def _depth(noted):
-    return noted[0]
+_counts = {}  # id(base buffer) -> how many holds it has
+_flags = {}  # id(base buffer) -> (the buffer, its writeable flag before the first hold)
+_views = {}  # id(base buffer) -> {id(view): (depth below the buffer, view, its writeable flag)}
 
 
 def hold(array):
     """Count one more hold on ``array``'s buffer, making it (and ``array``) read-only; returns the buffer."""
     root, chain = array, None
-    while isinstance(root.base, np.ndarray):  # numpy collapses view chains, so this is usually one step
+    while root.base is not None and isinstance(root.base, np.ndarray):  # numpy collapses view chains
         chain = chain or [array]
         root = root.base
         chain.append(root)
-    with _lock:
-        held = _held.get(id(root))
-        if held is None:
-            held = _held[id(root)] = _Hold(root)
-        held.count += 1  # before anything below may allocate (and so collect): a nested let_go sees our hold
+    key = id(root)
+    _lock.acquire()
+    try:
+        count = _counts.get(key)
+        if count is None:
+            _flags[key] = (root, root.flags.writeable)
+            root.setflags(write=False)
+            count = 0
+        _counts[key] = count + 1  # before anything below may allocate (and so collect): a nested let_go sees it
         if chain is not None:
-            held.note(chain)
+            _note_views(key, chain)
+    finally:
+        _lock.release()
     return root
+
+
+def _note_views(key, chain):
+    """Clear the flag of every view on ``chain`` (a view first, the buffer last) not noted yet."""
+    views = _views.setdefault(key, {})
+    for depth, array in enumerate(reversed(chain[:-1]), 1):
+        if id(array) not in views:
+            views[id(array)] = (depth, array, array.flags.writeable)
+            array.setflags(write=False)
 
 
 def let_go(roots):
     """Drop one hold on each buffer in ``roots``; a buffer no longer held gets its flags back."""
-    with _lock:
+    _lock.acquire()
+    try:
         for root in roots:
-            held = _held[id(root)]
-            held.count -= 1
-            if not held.count:
-                del _held[id(root)]
-                held.restore()
+            key = id(root)
+            count = _counts[key] - 1
+            if count:
+                _counts[key] = count
+            else:
+                del _counts[key]
+                _restore(key)
+    finally:
+        _lock.release()
+
+
+def _restore(key):
+    """Put back the flags noted at the first hold: the buffer's first, then its views', bases before views."""
+    root, writeable = _flags.pop(key)
+    if writeable:
+        root.setflags(write=True)
+    views = _views.pop(key, None)
+    if views is not None:
+        for _, array, was_writeable in sorted(views.values(), key=_depth):
+            if was_writeable:
+                _make_writeable(array)
+
+
+def _depth(noted):
+    return noted[0]
 
 
 def _make_writeable(array):
@@ -113,5 +120,4 @@ def held_count(array):
     root = array
     while isinstance(root.base, np.ndarray):
         root = root.base
-    held = _held.get(id(root))
-    return 0 if held is None else held.count
+    return _counts.get(id(root), 0)
