@@ -6,7 +6,8 @@ propagate.  Inputs are normalised in Python to contiguous 1-D arrays (a view
 when possible), so each kernel has one specialisation per dtype (float32,
 float64).  This module imports nothing from autodiff.
 
-numba is imported at the first kernel call, not at import.  Compiled code is
+numba is imported at the first kernel call, not at import, and on a background thread: the
+numpy reference runs until the kernel is loaded (see :func:`kernel`).  Compiled code is
 cached next to this file when that folder is writable, and not cached (but
 still compiled) when it is not.  With numba missing, ``NUMBA_DISABLE_JIT`` set,
 ``AUTODIFF_KERNELS=numpy``, a dtype other than float32/float64, or a kernel
@@ -149,13 +150,46 @@ def _compile(name):
 
 
 def kernel(name):
-    """The compiled kernel ``name``, or ``None`` when the numpy reference must run."""
+    """The compiled kernel ``name``, or ``None`` while the numpy reference must run.
+
+    Importing numba and loading even a cached kernel takes a few hundred
+    milliseconds, more than the first reduction it would speed up.  So the
+    first call starts loading ``name`` on a background thread and the numpy
+    reference (same float64 accumulation) runs until the kernel is ready.
+    ``warmup()`` loads every kernel and waits.
+    """
     k = _compiled.get(name, False)
     if k is not False:
         return k
+    if not _use_numba():
+        _compiled[name] = None
+        return None
     with _lock:
-        if name not in _compiled:
-            _compiled[name] = _compile(name) if _use_numba() else None
+        if name not in _compiled and name not in _loading:
+            _loading.add(name)
+            threading.Thread(target=_load, args=(name,), name=f"autodiff kernel {name}", daemon=True).start()
+    return None
+
+
+_loading = set()  # kernels a background thread is loading
+
+
+def _load(name):
+    """Compile (or load from the cache) kernel ``name`` and publish it; the numpy reference runs meanwhile."""
+    try:
+        k = _compile(name)
+    except Exception:  # a kernel that cannot be built leaves the numpy reference in charge, never an error
+        k = None
+    with _lock:
+        _compiled[name] = k
+        _loading.discard(name)
+
+
+def load_now(name):
+    """Kernel ``name`` compiled (or loaded from the cache) in this thread, waiting for it: ``None`` when numba
+    is unavailable or switched off."""
+    if _compiled.get(name, False) is False:
+        _load(name) if _use_numba() else _compiled.setdefault(name, None)
     return _compiled[name]
 
 
@@ -290,8 +324,9 @@ def fused_sum_each(name, xs, alloc):
 
 
 def warmup():
-    """Compile every kernel for float32 and float64 now (the test suite calls this once)."""
+    """Compile (or load) every kernel for float32 and float64 now, and wait (the test suite calls this once)."""
     for name in _PYTHON:
+        load_now(name)
         for dtype in (np.float32, np.float64):
             one = np.ones(3, dtype)
             args = {"dot": (one, one), "sumsq_double": (one, one.copy()), "abssum_sign": (one, one.copy()),

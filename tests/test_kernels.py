@@ -98,7 +98,7 @@ def test_unwritable_package_folder_compiles_without_cache_and_without_warnings()
         from autodiff import _kernels as K
         assert K._cache_allowed() is False
         assert K.reduce("sumsq", np.ones(10, np.float32)) == 10.0
-        assert K.kernel("sumsq") is not None
+        assert K.load_now("sumsq") is not None
         print("ok")
     """)
     assert done.returncode == 0, done.stderr
@@ -212,13 +212,33 @@ def test_models_of_3_62_and_500_arrays_compile_nothing_new():
     assert K.signatures() == before
 
 
+@pytest.mark.skipif(not K._use_numba(), reason="numba kernels are off (AUTODIFF_KERNELS=numpy or NUMBA_DISABLE_JIT=1)")
+def test_first_call_runs_numpy_while_the_kernel_loads_in_the_background():
+    done = _python("""
+        import sys, threading
+        import numpy as np
+        from autodiff import _kernels as K
+        x = np.arange(1000, dtype=np.float32)
+        assert K.reduce("sumsq", x) == K.REFERENCE["sumsq"](x)  # answered before numba was imported
+        assert K.kernel("sumsq") is None or "numba" in sys.modules
+        for t in threading.enumerate():
+            if t.name.startswith("autodiff kernel"):
+                t.join()
+        assert K.kernel("sumsq") is not None and K.signatures()["sumsq"] == 2
+        assert K.reduce("sumsq", x) == K.REFERENCE["sumsq"](x)
+        print("ok")
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok" and "Warning" not in done.stderr
+
+
 def test_missing_numba_falls_back_to_numpy():
     done = _python("""
         import sys
         sys.modules["numba"] = None  # an import of numba now fails
         import numpy as np
         from autodiff import _kernels as K
-        assert K.kernel("sumsq") is None
+        assert K.load_now("sumsq") is None
         print(K.reduce("sumsq", np.ones(10, np.float32)))
     """)
     assert done.returncode == 0, done.stderr
