@@ -6,13 +6,16 @@ from ._tangents import ZERO, Thunk, ZeroTangent, add_tangents
 observers = []  # callables (tape, entry_index, entry, g, parent_cts); used by autodiff.trace
 
 
-def backward(tape, seeds):
+def backward(tape, seeds, free=False):
     """Pull the cotangents ``seeds`` ({entry index: cotangent}) back to every entry.
 
     Iterative, so a chain of any length works.  Entries that received no
     cotangent are skipped; one that received only a symbolic zero passes the
     zero on without running its pullback.  Returns the list of cotangents,
     where input entries keep theirs (``None`` when nothing reached them).
+    With ``free`` (a tape pulled back once, as ``grad``'s is) each entry is
+    dropped from the tape as its pullback starts, so the values it saved go
+    as soon as they are read for the last time, as torch frees saved tensors.
     """
     entries = tape.entries
     cts = [None] * len(entries)
@@ -23,6 +26,8 @@ def backward(tape, seeds):
         if g is None:
             continue
         entry = entries[i]
+        if free:
+            entries[i] = None
         prim, parents, argnums, ans, args, kwargs = entry
         if prim is None:
             continue

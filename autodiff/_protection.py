@@ -86,7 +86,7 @@ def _restore(key):
     """Put back the flags noted at the first hold: the buffer's first, then its views', bases before views."""
     root, writeable = _flags.pop(key)
     if writeable:
-        root.setflags(write=True)
+        _make_writeable(root)
     views = _views.pop(key, None)
     if views is not None:
         for _, array, was_writeable in sorted(views.values(), key=_depth):
@@ -105,6 +105,8 @@ def _make_writeable(array):
         array.setflags(write=True)
     except ValueError:
         base = array.base
+        if not isinstance(base, np.ndarray):  # memory numpy cannot vouch for (e.g. a foreign buffer): it stays
+            return  # read-only, so a write fails loudly rather than change what a pullback read
         try:
             base.setflags(write=True)
         except ValueError:

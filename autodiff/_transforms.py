@@ -8,7 +8,7 @@ import numpy as np
 
 from ._arguments import gradient_of, trace_arguments
 from ._backward import backward
-from ._traced import Traced, open_tape, protect, release, value_of
+from ._traced import Traced, _state, open_tape, protect, release, value_of
 from ._trees import leaves, rebuild_node, transform
 
 
@@ -124,6 +124,12 @@ def _unwrap_outputs(out, tape):
     return transform(out, leaf_fn, rebuild_node), outputs
 
 
+def _traced(tape):
+    """Is ``autodiff.trace`` recording ``tape`` (so its entries must outlive the backward pass)?"""
+    tracer = _state.__dict__.get("tracer")
+    return tracer is not None and tape in tracer.tapes
+
+
 def _split_aux(result, has_aux, name):
     if not has_aux:
         return result, None
@@ -155,7 +161,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
             if index is None:  # the output does not depend on the arguments
                 cts = [None] * len(tape.entries)
             else:
-                cts = backward(tape, {index: _one_like(value)})
+                cts = backward(tape, {index: _one_like(value)}, free=not _traced(tape))
             grads = [gradient_of(args[i], i, record, cts) for i in nums]
         finally:
             release(tape)

@@ -1,5 +1,7 @@
 """Mutation safety: an array a pullback will read cannot be changed in place before the backward pass."""
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -213,3 +215,23 @@ def test_aux_outputs_of_a_live_pullback_are_protected():
     assert not aux.flags.writeable
     del pullback
     assert aux.flags.writeable
+
+
+
+def test_an_array_numpy_cannot_make_writable_again_stays_read_only_after_release():
+    # scipy.linalg.sqrtm returns an array over a PyCapsule: once read-only, numpy refuses to set it writable
+    # again.  The tape's release (here in a pullback's __del__) must not raise, and the array stays read-only,
+    # so a later write fails loudly.
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    x = scipy_linalg.sqrtm(np.diag([4.0, 9.0]))
+    assert not isinstance(x.base, np.ndarray) and x.flags.writeable
+    raised = []
+    hook, sys.unraisablehook = sys.unraisablehook, raised.append
+    try:
+        out, pullback = autodiff.vjp(lambda x: anp.sum(x * x), x)
+        np.testing.assert_allclose(pullback(1.0)[0], 2 * x)
+        del pullback
+    finally:
+        sys.unraisablehook = hook
+    assert raised == []
+    assert not x.flags.writeable
