@@ -89,3 +89,34 @@ def test_leaked_traced_value_raises():
     grad(lambda x: leaked.append(x) or anp.sum(x))(np.ones(2))
     with pytest.raises(RuntimeError, match="escaped"):
         grad(lambda y: anp.sum(y * 2.0) + leaked[0])(np.ones(2))
+
+
+def test_grad_frees_saved_values_once_their_pullback_has_run():
+    # exp(a) is saved by exp's entry (its output) and by sum's (its argument).  By the time the first entry's
+    # pullback runs, both have been pulled back, so grad's single-use tape no longer keeps it alive.
+    from autodiff.extend import defvjp, primitive
+
+    alive = []
+    double = primitive(lambda x: 2 * x, name="double")
+
+    def double_vjp(g, ans, x):
+        gc.collect()
+        alive.append(refs[0]() is not None)
+        return 2 * g
+
+    defvjp(double, double_vjp)
+    refs = []
+
+    def f(x):
+        c = anp.exp(double(x))
+        refs.append(weakref.ref(c.value))
+        return anp.sum(c)
+
+    x = np.linspace(0.0, 1.0, 5)
+    np.testing.assert_allclose(grad(f)(x), 2 * np.exp(2 * x))
+    assert alive == [False]
+    refs.clear()
+    alive.clear()
+    _, pullback = autodiff.vjp(f, x)  # a pullback may run many times: it keeps every saved value
+    pullback(1.0)
+    assert alive == [True]
