@@ -24,6 +24,8 @@ in the environment no cache compiles anything (every walk is the generic one).
 True
 """
 
+import itertools
+import linecache
 import os
 
 from ._containers import node_of, registry_version
@@ -140,9 +142,7 @@ def _builder(ops, kind):
     unpack = [f"{''.join(f'l{j}, ' for j in range(n_leaves))}= l"] if n_leaves else []
     body = "\n".join("    " + line for line in unpack + lines)
     source = f"def build(c, l):\n{body}\n    return {stack[0]}\n"
-    namespace = dict(constants, tangent_of=tangent_of)
-    exec(compile(source, f"<autodiff {kind}>", "exec"), namespace)  # noqa: S102 (our own generated code)
-    return namespace["build"]
+    return _define(source, kind, dict(constants, tangent_of=tangent_of))["build"]
 
 
 def compile_layout(root, select=None):
@@ -164,9 +164,19 @@ def compile_layout(root, select=None):
         template, containers = Template(treedef.template), [var_of[id(x)] for x in treedef.containers]
     body = "\n".join("    " + line for line in lines)
     source = f"def read(v0):\n{body}\n    return [{', '.join(leaves)}], [{', '.join(containers)}]\n"
-    namespace = dict(constants)
-    exec(compile(source, "<autodiff layout>", "exec"), namespace)  # noqa: S102 (our own generated code)
-    return Layout(namespace["read"], frozenset(leaf_types), template)
+    return Layout(_define(source, "layout", dict(constants))["read"], frozenset(leaf_types), template)
+
+
+def _define(source, kind, namespace):
+    """Run the generated ``source`` in ``namespace`` under a file name of its own, with its lines registered
+    in ``linecache``, so a traceback through it shows the generated line; returns the namespace."""
+    filename = f"<autodiff {kind} {next(_generated)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)  # noqa: S102 (our own generated code)
+    return namespace
+
+
+_generated = itertools.count(1)
 
 
 def _describe(root, select):

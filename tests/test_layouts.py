@@ -180,3 +180,21 @@ def test_second_order_through_compiled_layouts_matches_generic_walks(monkeypatch
     np.testing.assert_array_equal(first["layers"][0].bias, again["layers"][0].bias)
     np.testing.assert_array_equal(first["layers"][1].weight, again["layers"][1].weight)
     assert first["scale"] == again["scale"] and first["layers"][1].bias is None
+
+
+
+def test_a_traceback_through_a_compiled_layout_shows_the_generated_line():
+    import traceback
+
+    class Key(str):  # a dict key whose comparison fails inside the generated code
+        __hash__ = str.__hash__
+
+        def __eq__(self, other):
+            raise LookupError("comparison failed")
+
+    layout = compile_layout({"w": np.ones(2), "b": [0.5, np.zeros(1)]})
+    with pytest.raises(LookupError) as raised:
+        layout.read({Key("w"): np.ones(2), "b": [0.5, np.zeros(1)]})
+    frames = [frame for frame in traceback.format_exception(raised.value) if '"<autodiff layout' in frame]
+    assert len(frames) == 1, traceback.format_exception(raised.value)
+    assert "if type(v0) is not dict" in frames[0]  # the generated statement itself, not a bare file name
