@@ -1,5 +1,6 @@
-"""Vector and Kronecker products: ``cross`` and ``kron``, written with ``multiply`` and ``subtract``
-in numpy's own order, so values match numpy's and the pullbacks come from those ops.
+"""Vector and Kronecker products.  ``cross`` is written with ``multiply`` and ``subtract`` in numpy's own
+order, so values match numpy's and the pullbacks come from those ops; ``kron`` is one rank-1 einsum (a
+matmul) laid out by a reshape, so its pullbacks are GEMVs.
 """
 
 import string
