@@ -1,4 +1,5 @@
-"""MAML on sine-wave regression: meta-gradients differentiate through the inner SGD step (second order).
+"""MAML on sine-wave regression: meta-gradients differentiate through the inner SGD step (second order),
+taken with ``optimisers.update`` as any training step is.
 The meta-loss falls, and the meta-gradient matches torch's ``create_graph=True`` on the same weights and batch.
 
 Run: ``python examples/maml.py`` or ``python -m examples.maml``.
@@ -16,8 +17,8 @@ import autodiff
 from examples import compare_with_torch, training_steps
 from layers import MLP
 from layers.losses import mse
-from optimisers import Adam, setup, update
-from traversal import fmap, isnumeric, trainables
+from optimisers import Adam, Descent, setup, update
+from traversal import trainables
 
 INNER_LR = 0.01
 
@@ -33,9 +34,11 @@ def tasks(rng, n_tasks, k=10):
 
 
 def adapt(model, x, y):
-    """One inner SGD step; its gradient stays traced, so the meta-gradient sees through it."""
+    """One inner SGD step through ``optimisers.update``: its gradient stays traced, and so does the step,
+    so the meta-gradient sees through both."""
     g = autodiff.grad(lambda m: mse(m(x), y))(model)
-    return fmap(lambda p, dp: p - INNER_LR * dp if dp is not None else p, model, g, exclude=isnumeric)
+    _, adapted = update(setup(Descent(INNER_LR), model), model, g)
+    return adapted
 
 
 def meta_loss(model, batch):

@@ -1,7 +1,10 @@
 """Optimisation rules, each a small dataclass: ``init(x)`` gives its state for one array and
 ``apply(state, x, dx)`` gives ``(new_state, step)``; the array becomes ``x - step``.
 
-Each matches ``torch.optim`` (or the formula in its docstring) step for step.
+Each matches ``torch.optim`` (or the formula in its docstring) step for step.  Rules are written with
+arithmetic and numpy functions that autodiff routes for traced values (``np.sqrt``, ``np.sign``,
+``np.clip``), so one rule steps a plain model and, under a derivative, a traced one (MAML, unrolled
+optimisation): a custom rule written the same way is differentiable too.
 """
 
 from dataclasses import dataclass, fields, replace

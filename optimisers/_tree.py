@@ -11,6 +11,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 import autodiff
+import autodiff.numpy as anp
+from autodiff.extend import Traced
 from traversal import (
     NOPRUNE,
     CachedWalk,
@@ -81,6 +83,12 @@ def update(state, model, grads):
     is stepped once, with the sum of the entries at its trainable positions
     (``grad`` puts the whole gradient at the first, design.md section 3).
 
+    The step is differentiable: the gradients, the state or the model may be
+    traced (an inner loop under ``autodiff.grad``, as in MAML), and the new
+    state and model are then traced too.  Each value decides for itself, so a
+    plain step runs the same numpy code as before and pays one type check per
+    array.
+
     >>> from optimisers import Descent
     >>> model = {"w": np.array([1.0, 2.0])}
     >>> state = setup(Descent(0.5), model)
@@ -141,13 +149,22 @@ def _add_step(steps, path, x, leaf, dx):
 
 
 def _checked(path, x, dx):
-    if not isinstance(dx, (np.ndarray, np.generic, float, int)):
+    if not isinstance(dx, (np.ndarray, np.generic, float, int, Traced)):
         raise TypeError(f"optimisers.update: the gradient at {_where(path)} is a {type(dx).__name__}, but the "
                         f"model has an array of shape {x.shape} there; pass the structural gradient of the model")
     if np.shape(dx) != x.shape:
         raise ValueError(f"optimisers.update: the gradient at {_where(path)} has shape {np.shape(dx)}, but the "
                          f"parameter has shape {x.shape}; pass a gradient of the parameter's shape")
+    if type(dx) is Traced:  # a gradient being differentiated (MAML, unrolled optimisation): cast, never convert
+        return _as_dtype(dx, x.dtype)
     return np.asarray(dx, x.dtype)
+
+
+def _as_dtype(v, dtype):
+    """``v`` in ``dtype``: numpy's ``astype(copy=False)`` for a plain array, a traced cast only when needed."""
+    if type(v) is not Traced:
+        return v.astype(dtype, copy=False)
+    return v if v.dtype == dtype else anp.astype(v, dtype)
 
 
 def _children_at(which, node, keys, path, x):
@@ -197,16 +214,17 @@ def _global_stage(stage):
         raise ValueError("optimisers.update: a global rule such as ClipNorm must sit at the same position "
                          "of the rule chain of every parameter")
     rule = stage[0][1]
-    norm = math.sqrt(total(autodiff.sumsq, [s.dx for s, _ in stage]))
+    squares = total(autodiff.sumsq, [s.dx for s, _ in stage])
+    norm = math.sqrt(squares) if type(squares) is not Traced else anp.sqrt(squares)  # traced: differentiable
     factor = rule.factor(norm)
     for s, _ in stage:
-        s.dx = (s.dx * factor).astype(s.dx.dtype, copy=False)
+        s.dx = _as_dtype(s.dx * factor, s.dx.dtype)
 
 
 def _rebuild(state, model, steps):
     def new_x(path, x):
         s = steps.get(id(x))
-        return x if s is None else (x - s.dx).astype(x.dtype, copy=False)
+        return x if s is None else _as_dtype(x - s.dx, x.dtype)
 
     def new_leaf(leaf, x):
         s = steps.get(id(x))

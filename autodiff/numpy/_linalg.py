@@ -1,11 +1,13 @@
 """Products: matmul and dot."""
 
+import math
 import string
 
 import numpy as np
 
 from ..extend import Thunk, deflinear, defvjp, defvjp_joint, primitive, value_of
 from ._broadcast import broadcast_to, cast, dtype_of, shape_of, unbroadcast
+from ._contract import contract
 from ._einsum_forms import canonical, from_sublists
 from ._elementwise import multiply
 from ._shape import reshape, swapaxes
@@ -14,19 +16,41 @@ matmul = primitive(np.matmul, "matmul")
 
 
 def _matmul_vjp_x(g, ans, x, y):
-    if len(shape_of(y)) == 1:  # (..., n) @ (n,) -> (...)
-        return unbroadcast(multiply(_append_axis(g), y), x)
-    if len(shape_of(x)) == 1:  # (n,) @ (..., n, m) -> (..., m)
+    """``g y^T``, as a matmul of the right shape in every form (never a broadcast product and a sum)."""
+    if len(shape_of(y)) == 1:  # (..., n, k) @ (k,) -> (...): the rank-1 product g y^T
+        return unbroadcast(_outer(g, y), x)
+    if len(shape_of(x)) == 1:  # (k,) @ (..., k, m) -> (..., m): y g, a GEMV per matrix of y
+        if len(shape_of(y)) == 2:
+            return unbroadcast(matmul(y, g), x)
         return unbroadcast(_drop_last(matmul(y, _append_axis(g))), x)
     return unbroadcast(matmul(g, swapaxes(y, -1, -2)), x)
 
 
 def _matmul_vjp_y(g, ans, x, y):
-    if len(shape_of(y)) == 1:  # (..., n) @ (n,): x^T g
-        return unbroadcast(multiply(x, _append_axis(g)), y)
-    if len(shape_of(x)) == 1:  # (n,) @ (..., n, m): outer(x, g)
-        return unbroadcast(multiply(_append_axis(x), _insert_axis(g)), y)
+    """``x^T g``, as a matmul of the right shape; x's leading axes fold into rows when y has none."""
+    nx, ny = len(shape_of(x)), len(shape_of(y))
+    if ny == 1 and nx == 1:  # (k,) @ (k,): g x
+        return unbroadcast(_outer(g, x), y)
+    if ny == 1:  # (..., n, k) @ (k,): sum over every row of g_row x_row, one GEMV g @ x
+        return unbroadcast(matmul(_rows(g, ()), _rows(x, shape_of(x)[-1:])), y)
+    if nx == 1:  # (k,) @ (..., k, m): the rank-1 product x g^T per matrix of g
+        return unbroadcast(matmul(_append_axis(x), _insert_axis(g)), y)
+    if ny == 2 and nx > 2:  # (..., n, k) @ (k, m): one GEMM over the folded rows, no batch to sum
+        xs, gs = _rows(x, shape_of(x)[-1:]), _rows(g, shape_of(g)[-1:])
+        return unbroadcast(matmul(swapaxes(xs, 0, 1), gs), y)
     return unbroadcast(matmul(swapaxes(x, -1, -2), g), y)
+
+
+def _outer(u, v):
+    """``u[..., None] * v`` for a vector ``v``, as the matmul ``(..., 1) @ (1, k)`` (its pullbacks are GEMVs)."""
+    return matmul(_append_axis(u), reshape(v, (1,) + shape_of(v)))
+
+
+def _rows(a, tail):
+    """``a`` with every leading axis folded into one: ``(..., *tail) -> (rows, *tail)`` (no copy when contiguous)."""
+    shape = shape_of(a)
+    lead = shape[:len(shape) - len(tail)]
+    return a if len(lead) == 1 else reshape(a, (math.prod(lead),) + tuple(tail))
 
 
 def _append_axis(a):
@@ -72,6 +96,8 @@ def _parse(subscripts, n):
 
 
 def _einsum(subscripts, *operands):
+    if len(operands) == 2:  # GEMV/GEMM through one matmul (numpy.einsum's own loops never call BLAS)
+        return contract(subscripts, *operands)
     return np.einsum(subscripts, *operands, optimize=len(operands) > 2)
 
 
@@ -129,8 +155,9 @@ def einsum(*operands, optimize=False, **unsupported):
     Subscript strings or the sublist form (``einsum(x, [0, 1], [1, 0])``),
     ``...``, an implicit output (no ``->``), repeated indices within one
     operand (``'ii->i'``, ``'ii'``), and size-1 axes that broadcast.
-    ``optimize`` is accepted and ignored (products of three or more operands
-    are always optimised).
+    ``optimize`` is accepted and ignored: a product of two operands is one
+    (batched) matmul, so GEMV or GEMM (see ``_contract``), and so is every
+    pullback of it; products of three or more operands are always optimised.
 
     >>> import numpy as np
     >>> import autodiff
@@ -168,7 +195,12 @@ def _own_dtype(x, other):
 
 
 def tensordot(a, b, axes=2):
-    """Sum products over the given axes (an einsum underneath)."""
+    """Sum products over the given axes: an einsum underneath, so one GEMV or GEMM, as ``numpy.tensordot``.
+
+    >>> import numpy as np
+    >>> tensordot(np.ones((2, 3)), np.arange(3.0), axes=1)
+    array([3., 3.])
+    """
     na, nb = len(shape_of(a)), len(shape_of(b))
     if isinstance(axes, int):
         axes_a, axes_b = list(range(na - axes, na)), list(range(axes))

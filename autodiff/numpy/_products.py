@@ -1,6 +1,9 @@
-"""Vector and Kronecker products: ``cross`` and ``kron``, written with ``multiply`` and ``subtract``
-in numpy's own order, so values match numpy's and the pullbacks come from those ops.
+"""Vector and Kronecker products.  ``cross`` is written with ``multiply`` and ``subtract`` in numpy's own
+order, so values match numpy's and the pullbacks come from those ops; ``kron`` is one rank-1 einsum (a
+matmul) laid out by a reshape, so its pullbacks are GEMVs.
 """
+
+import string
 
 import numpy as np
 
@@ -8,7 +11,10 @@ from ..extend import Traced
 from ._arraylike import as_array
 from ._broadcast import cast, dtype_of, shape_of
 from ._elementwise import multiply, negative, subtract
+from ._linalg import einsum
 from ._shape import moveaxis, reshape, stack
+
+_LABELS = string.ascii_letters
 
 
 def _components(v, axis, name):
@@ -57,16 +63,19 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 def kron(a, b):
     """The Kronecker product: blocks ``a[i, j] * b`` laid out in ``a``'s pattern (any dimensions).
 
+    Every ``a[i] * b[k]`` pair is one rank-1 product (the einsum ``'ij,kl->ikjl'``, a matmul
+    underneath), so each pullback is a GEMV of the cotangent against the other operand.
+
     >>> import numpy as np
     >>> kron(np.array([1.0, 2.0]), np.array([1.0, 10.0]))
     array([ 1., 10.,  2., 20.])
     """
     a, b = as_array(a), as_array(b)
     sa, sb = shape_of(a), shape_of(b)
-    if len(sa) == 0 or len(sb) == 0:
-        return multiply(a, b)
     nd = max(len(sa), len(sb))
+    if 2 * nd > len(_LABELS):
+        raise ValueError(f"autodiff.numpy.kron: at most {len(_LABELS) // 2} dimensions, got {nd}")
     sa, sb = (1,) * (nd - len(sa)) + sa, (1,) * (nd - len(sb)) + sb
-    spread_a = reshape(a, tuple(v for n in sa for v in (n, 1)))
-    spread_b = reshape(b, tuple(v for n in sb for v in (1, n)))
-    return reshape(multiply(spread_a, spread_b), tuple(m * n for m, n in zip(sa, sb)))
+    ta, tb = _LABELS[:nd], _LABELS[nd:2 * nd]
+    spread = einsum(f"{ta},{tb}->{''.join(i + k for i, k in zip(ta, tb))}", reshape(a, sa), reshape(b, sb))
+    return reshape(spread, tuple(m * n for m, n in zip(sa, sb)))

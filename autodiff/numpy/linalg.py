@@ -19,7 +19,7 @@ from ._complex import conj, imag, real
 from ._construction import from_nested
 from ._decompositions import eig, eigh, matrix_norm, pinv, svd
 from ._elementwise import absolute, add, divide, multiply, negative, power, where
-from ._linalg import diagonal, matmul
+from ._linalg import diagonal, matmul, vdot
 from ._reductions import abs_squared, max, min, root, sum
 from ._shape import reshape, swapaxes
 
@@ -45,7 +45,7 @@ defvjp(_norm, _norm_vjp)
 
 def _norm_jvp(t, ans, x):
     safe = where(np.equal(value_of(ans), 0), 1, ans)  # as the pullback: the zero vector moves by 0
-    inner = real(sum(multiply(conj(x), t))) if dtype_of(x).kind == "c" else sum(multiply(x, t))
+    inner = real(vdot(x, t)) if dtype_of(x).kind == "c" else vdot(x, t)  # one BLAS dot, conj(x) for complex
     return divide(inner, safe)  # Re<x, t> / |x|
 
 
@@ -115,26 +115,32 @@ defjvp(inv, lambda t, ans, a: negative(matmul(matmul(ans, t), ans)))  # d(A^-1) 
 solve = primitive(np.linalg.solve, "solve")
 
 
-def _is_vector_rhs(a, b):
-    return len(shape_of(b)) == len(shape_of(a)) - 1
-
-
 def _solve_vjp_b(g, ans, a, b):
-    return unbroadcast(_solve_ct_b(g, a, b), b)  # a real b beside a complex a gets a real cotangent
+    return unbroadcast(_solve_ct_b(g, a, b), b)  # sums a stack's cotangents for a shared b; a real b gets a real one
 
 
 def _solve_ct_b(g, a, b):
-    if _is_vector_rhs(a, b):
-        return reshape(solve(_t(a), reshape(g, shape_of(g) + (1,))), shape_of(b))
+    """``A^-T g`` per system.  numpy 2 reads ``b`` as a vector only when it is 1-D; beside a stack of
+    matrices each system's ``g`` is then made a column and back."""
+    if len(shape_of(b)) == 1 and len(shape_of(a)) > 2:
+        return reshape(solve(_t(a), _column(g)), shape_of(g))
     return solve(_t(a), g)
 
 
 def _solve_vjp_a(g, ans, a, b):
+    """``-gb x^T`` per system: a matmul, the rank-1 product ``(n, 1) @ (1, n)`` for a vector ``b``."""
     gb = _solve_ct_b(g, a, b)
-    if _is_vector_rhs(a, b):  # -outer(gb, x) per batch
-        row = reshape(ans, shape_of(ans)[:-1] + (1,) + shape_of(ans)[-1:])
-        return unbroadcast(negative(multiply(reshape(gb, shape_of(gb) + (1,)), row)), a)
+    if len(shape_of(b)) == 1:
+        return unbroadcast(negative(matmul(_column(gb), _row(ans))), a)
     return unbroadcast(negative(matmul(gb, _t(ans))), a)
+
+
+def _column(v):
+    return reshape(v, shape_of(v) + (1,))
+
+
+def _row(v):
+    return reshape(v, shape_of(v)[:-1] + (1,) + shape_of(v)[-1:])
 
 
 defvjp(solve, _solve_vjp_a, _solve_vjp_b)
