@@ -90,12 +90,19 @@ class Variables:
     def homes(self):
         """Per variable, the key path its derivative sits at, as in ``grad``: a tie's first trainable
         occurrence, else its first (design §3)."""
+        trainable = self.trainable_paths() or ()
+        return [next((p for p in paths if p in trainable), paths[0]) for paths in self.paths]
+
+    def trainable_paths(self):
+        """The key paths of the leaves reached through trainable children only; ``None`` (every path) when
+        nothing restricts trainability."""
         trainable = set()
         for i, arg in enumerate(self.primals):
-            flags = trainable_flags(arg)  # None when nothing restricts trainability
-            if flags is not None:
-                trainable.update(path for (path, _), ok in zip(leaves(arg, (i,)), flags) if ok)
-        return [next((p for p in paths if p in trainable), paths[0]) for paths in self.paths]
+            flags = trainable_flags(arg)
+            if flags is None:  # no trainable filter is set, so every leaf is trainable
+                return None
+            trainable.update(path for (path, _), ok in zip(leaves(arg, (i,)), flags) if ok)
+        return trainable
 
     def substitute(self, xs):
         """The primals with variable ``v`` replaced by ``xs[v]`` at every position that holds it."""

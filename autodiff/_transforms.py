@@ -224,13 +224,17 @@ def _argnums(argnums, nargs, name="grad"):
                 f"{name}: argnums={argnums!r} is out of range for a call with "
                 f"{nargs} positional argument(s); use integers from 0 to {nargs - 1}"
             )
+    _refuse_repeats(argnums, nums, name)
+    return nums
+
+
+def _refuse_repeats(argnums, nums, name):
     twice = next((n for k, n in enumerate(nums) if n in nums[:k]), None)
     if twice is not None:
         raise ValueError(
             f"{name}: argnums={argnums!r} names argument {twice} twice; list each argument once, "
             f"e.g. argnums={tuple(dict.fromkeys(nums))!r}"
         )
-    return nums
 
 
 def on_arguments(f, args, nums):
