@@ -6,7 +6,9 @@ Hessian to tens of vectors.  ``hvp`` runs ``f`` and its gradient again for each
 of them.  The operator records the gradient once, as a function of the
 primals, on a tape of its own (the tape ``vjp(grad(f), x)`` would record),
 and each product is one backward pass over that record: reverse over reverse,
-``H v = (vᵀ H)ᵀ`` since the Hessian is symmetric.
+``H v = (vᵀ H)ᵀ`` since the Hessian is symmetric (for complex primals:
+self-adjoint under the real pairing of docs/complex.md, which is what the
+pullbacks transpose against).
 
 Why reverse over the record and not forward along it (``linearize(grad(f),
 x)`` records the same tape and pushes ``v`` forward through it, in about as
@@ -52,11 +54,12 @@ def hvp_operator(f, *primals, argnums=0, has_aux=False):
     is then one backward pass over their record, about half the cost of
     ``hvp(f, x, v)``, which runs both again.  Prefer the operator whenever one
     Hessian meets several vectors (Lanczos, conjugate gradients, Hutchinson);
-    prefer ``hvp`` for a single product, inside code that is itself
-    differentiated in the primals, or when memory is tight: the operator holds
-    the gradient's record (every intermediate of ``f`` and of its pullbacks)
-    until it is garbage-collected, and keeps the arrays it read read-only until
-    then.
+    prefer ``hvp`` for a single product (nothing to reuse: recording and one
+    backward pass cost at least what ``hvp`` costs), or when memory is tight: the
+    operator holds the gradient's record (every intermediate of ``f`` and of
+    its pullbacks) until it is garbage-collected, and keeps the arrays it read
+    read-only until then.  Both nest: made inside a differentiated function,
+    the operator's products are differentiable in its primals.
 
     ``op.value`` and ``op.gradient`` are ``f``'s value and gradient, already
     computed.  Over the *parameter vector* (``traversal.destructure``'s: each
