@@ -11,6 +11,7 @@ from ._ggn import ggnvp
 from ._gradcheck import GradcheckError, gradcheck
 from ._higher import hvp, jvp, linearize
 from ._holomorphic import holomorphic_grad
+from ._hvp_operator import HvpOperator, hvp_operator
 from ._jacobian import hessian, jacfwd, jacobian, jacrev
 from ._kernels import warmup
 from ._show import show, ties
@@ -22,6 +23,7 @@ from .numpy import abssum, maxabs, scaled, sumsq
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "jacrev", "jacfwd", "hessian", "hvp",
+    "hvp_operator", "HvpOperator",
     "stop_gradient",
     "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "scaled", "warmup", "trace", "Trace",
     "show", "ties",

@@ -14,6 +14,7 @@ import numpy as np
 
 from ._arguments import is_differentiable
 from ._traced import value_of
+from ._transforms import _argnums
 from ._trees import dotted, leaves, rebuild_node, trainable_flags, transform
 
 
@@ -33,6 +34,36 @@ def as_arguments(name, primals, tangents):
             f"or a bare primal with its tangent: {name}(f, model, direction)"
         )
     return tuple(primals), tuple(tangents), False
+
+
+def chosen_arguments(name, primals, tangents, argnums):
+    """``(args, nums, chosen, tangents, bare)``: the positional arguments, the numbers of those that move, their
+    primals and their tangents (tuples), and whether the tangent was given bare.
+
+    ``argnums=None`` moves every primal (:func:`as_arguments`).  Otherwise ``argnums`` means what it means
+    for ``grad``: an int takes the bare tangent of that argument, a tuple one tangent per argument it
+    names; the other arguments are held (a closure over them gives the same result).
+
+    >>> import numpy as np
+    >>> args, nums, chosen, tangents, bare = chosen_arguments("jvp", (np.ones(2), 3.0), 5.0, 1)
+    >>> nums, chosen, tangents, bare
+    ((1,), (3.0,), (5.0,), True)
+    """
+    if argnums is None:
+        primals, tangents, bare = as_arguments(name, primals, tangents)
+        return primals, tuple(range(len(primals))), primals, tangents, bare
+    args = tuple(primals) if type(primals) in (tuple, list) else (primals,)
+    nums = _argnums(argnums, len(args), name)
+    chosen = tuple(args[n] for n in nums)
+    if not isinstance(argnums, (tuple, list)):
+        return args, nums, chosen, (tangents,), True
+    if type(tangents) not in (tuple, list) or len(tangents) != len(nums):
+        got = f"{len(tangents)} tangents" if type(tangents) in (tuple, list) else f"a {type(tangents).__name__}"
+        raise ValueError(
+            f"{name}: argnums={argnums!r} names {len(nums)} argument(s), so tangents must be a tuple of "
+            f"{len(nums)}, one per argument named, but got {got}; with an int argnums pass the bare tangent"
+        )
+    return args, nums, chosen, tuple(tangents), False
 
 
 class Variables:
@@ -59,12 +90,19 @@ class Variables:
     def homes(self):
         """Per variable, the key path its derivative sits at, as in ``grad``: a tie's first trainable
         occurrence, else its first (design §3)."""
+        trainable = self.trainable_paths() or ()
+        return [next((p for p in paths if p in trainable), paths[0]) for paths in self.paths]
+
+    def trainable_paths(self):
+        """The key paths of the leaves reached through trainable children only; ``None`` (every path) when
+        nothing restricts trainability."""
         trainable = set()
         for i, arg in enumerate(self.primals):
-            flags = trainable_flags(arg)  # None when nothing restricts trainability
-            if flags is not None:
-                trainable.update(path for (path, _), ok in zip(leaves(arg, (i,)), flags) if ok)
-        return [next((p for p in paths if p in trainable), paths[0]) for paths in self.paths]
+            flags = trainable_flags(arg)
+            if flags is None:  # no trainable filter is set, so every leaf is trainable
+                return None
+            trainable.update(path for (path, _), ok in zip(leaves(arg, (i,)), flags) if ok)
+        return trainable
 
     def substitute(self, xs):
         """The primals with variable ``v`` replaced by ``xs[v]`` at every position that holds it."""

@@ -11,17 +11,17 @@ structure, shape and dtype, and one direction per tied array
 """
 
 from ._arguments import is_differentiable, zeros_like_primal
-from ._directions import Variables, as_arguments
+from ._directions import Variables, as_arguments, chosen_arguments
 from ._forward import dual, open_pushforward
 from ._jvp_rules import jvp_rule_of
 from ._tangents import ZeroTangent
 from ._traced import Traced, new_input, open_tape, release, value_of
-from ._transforms import _unwrap_outputs, grad, split_tuple_outputs
+from ._transforms import _split_aux, _unwrap_outputs, checked_aux, grad, on_arguments, split_tuple_outputs
 from ._trees import rebuild_node, transform
 
 
-def jvp(f, primals, tangents):
-    """Forward-mode product ``J v`` in one forward pass; returns ``(out, J v)``.
+def jvp(f, primals, tangents, argnums=None, has_aux=False):
+    """Forward-mode product ``J v`` in one forward pass; returns ``(out, J v)`` (``(out, J v, aux)`` with ``has_aux``).
 
     ``tangents`` mirrors ``primals`` (``None`` for a zero subtree); ``jvp(f,
     m, v)`` is ``jvp(f, (m,), (v,))``.  Nothing is recorded: each primitive
@@ -30,6 +30,13 @@ def jvp(f, primals, tangents):
     ``J v`` mirrors ``out``: zeros where the output does not depend on the
     direction, ``None`` at non-float leaves.
 
+    ``argnums`` and ``has_aux`` mean what they mean for :func:`grad`:
+    ``argnums=1`` moves only ``primals[1]`` (its bare tangent given), a tuple
+    moves the arguments it names (one tangent each), and the other primals are
+    held, as a closure over them would hold them; ``None`` (the default) moves
+    every primal.  With ``has_aux`` ``f`` returns ``(out, aux)`` and ``aux``
+    comes back as it is, without tangents.
+
     >>> import numpy as np
     >>> import autodiff.numpy as anp
     >>> out, tangent = jvp(anp.sin, (0.0,), (3.0,))
@@ -37,13 +44,18 @@ def jvp(f, primals, tangents):
     (0.0, 3.0)
     >>> jvp(lambda p: p["w"] * p["s"], {"w": np.ones(2), "s": 2.0}, {"w": np.ones(2), "s": None})[1]
     array([2., 2.])
+    >>> jvp(lambda w, x: (w * x, x), (np.ones(2), 3.0), np.array([1.0, 2.0]), argnums=0, has_aux=True)
+    (array([3., 3.]), array([3., 6.]), 3.0)
     """
-    primals, tangents, bare = as_arguments("jvp", primals, tangents)
+    args, nums, primals, tangents, bare = chosen_arguments("jvp", primals, tangents, argnums)
     variables = Variables(primals)
     directions = variables.directions("jvp", tangents, bare)
+    f = on_arguments(f, args, nums)
     with open_pushforward() as level:
-        out = split_tuple_outputs(f(*variables.substitute(_duals(variables.leaves, directions, level))))
-    return primal_and_tangent(out, level)
+        out, aux = _split_aux(f(*variables.substitute(_duals(variables.leaves, directions, level))), has_aux, "jvp")
+        out = split_tuple_outputs(out)
+    out, tangent = primal_and_tangent(out, level)
+    return (out, tangent, primal_only(aux, level)) if has_aux else (out, tangent)
 
 
 def _duals(leaves, directions, level):
@@ -66,6 +78,12 @@ def primal_and_tangent(out, level):
     return out, transform(out, lambda path, leaf: next(given), rebuild_node)
 
 
+def primal_only(tree, level):
+    """``tree`` with ``level``'s duals replaced by their primals (an ``aux`` leaves a jvp without tangents)."""
+    return transform(tree, lambda path, leaf: leaf.value if type(leaf) is Traced and leaf.tape is level else leaf,
+                     rebuild_node)
+
+
 def materialise(t, primal):
     """A dense tangent for ``primal``: a symbolic zero becomes zeros of its shape and dtype."""
     if type(t) is ZeroTangent:
@@ -76,29 +94,37 @@ def materialise(t, primal):
     return t
 
 
-def hvp(f, primals, tangents):
+def hvp(f, primals, tangents, argnums=None, has_aux=False):
     """Hessian-vector product ``H v`` (forward over reverse), in the structure of the primals.
 
     The ``jvp`` of ``grad(f)``: the gradient's tape is recorded once, over
     dual values, and no second tape is needed.  A tuple of primals gives a
     tuple, one gradient-shaped result per primal (``None`` where the gradient
     does not depend on the primals); a bare primal gives one:
-    ``hvp(f, m, v)`` is ``hvp(f, (m,), (v,))[0]``.
+    ``hvp(f, m, v)`` is ``hvp(f, (m,), (v,))[0]``.  ``argnums`` and
+    ``has_aux`` are :func:`jvp`'s (``(H v, aux)`` with ``has_aux``): an int
+    ``argnums`` gives the bare ``H v`` of that argument, the others held.
+    To apply one Hessian to many vectors, record it once with
+    :func:`autodiff.hvp_operator`.
 
     >>> import numpy as np
     >>> hvp(lambda x: (x ** 3).sum(), (np.array([1.0, 2.0]),), (np.array([1.0, 1.0]),))
     (array([ 6., 12.]),)
     >>> hvp(lambda p: (p["a"] ** 3).sum(), {"a": np.array([1.0, 2.0])}, {"a": np.ones(2)})
     {'a': array([ 6., 12.])}
+    >>> hvp(lambda x, c: (c * x ** 3).sum(), (np.array([1.0, 2.0]), 2.0), np.ones(2), argnums=0)
+    array([12., 24.])
     """
-    primals, tangents, bare = as_arguments("hvp", primals, tangents)
+    args, nums, primals, tangents, bare = chosen_arguments("hvp", primals, tangents, argnums)
     variables = Variables(primals)
     directions = variables.directions("hvp", tangents, bare)
-    nums = tuple(range(len(primals)))
+    gradient = grad(checked_aux(on_arguments(f, args, nums), has_aux, "hvp"), tuple(range(len(primals))), has_aux)
     with open_pushforward() as level:
-        grads = grad(f, nums)(*variables.substitute(_duals(variables.leaves, directions, level)))
+        grads = gradient(*variables.substitute(_duals(variables.leaves, directions, level)))
+    grads, aux = grads if has_aux else (grads, None)
     result = transform(grads, lambda path, g: _gradient_tangent(path, g, level), _collapse)
-    return result[0] if bare else result
+    result = result[0] if bare else result
+    return (result, primal_only(aux, level)) if has_aux else result
 
 
 def _gradient_tangent(path, g, level):

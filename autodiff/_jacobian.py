@@ -19,12 +19,15 @@ from ._directions import Variables
 from ._forward import dual, open_pushforward
 from ._higher import materialise
 from ._traced import Traced, value_of
-from ._transforms import _argnums, grad, vjp
+from ._transforms import _argnums, _split_aux, checked_aux, grad, on_arguments, vjp
 from ._trees import flatten, leaves, transform
 
 
-def jacrev(f, argnums=0):
+def jacrev(f, argnums=0, has_aux=False):
     """Jacobian of ``f``: output structure outside, argument structure inside, leaves ``out.shape + x.shape``.
+
+    ``argnums`` and ``has_aux`` mean what they mean for :func:`grad`; with
+    ``has_aux`` ``f`` returns ``(out, aux)`` and the new function ``(jacobian, aux)``.
 
     >>> import numpy as np
     >>> jacobian(lambda x: x ** 2)(np.array([1.0, 2.0]))
@@ -33,24 +36,22 @@ def jacrev(f, argnums=0):
     >>> j = jacobian(lambda p: {"y": p["w"] * p["s"]})({"w": np.ones(2), "s": 3.0})
     >>> j["y"]["w"].shape, j["y"]["s"]
     ((2, 2), array([1., 1.]))
+    >>> jacobian(lambda x, c: (c * x, x.sum()), argnums=0, has_aux=True)(np.ones(2), 3.0)
+    (array([[3., 0.],
+           [0., 3.]]), np.float64(2.0))
     """
 
     def jacobian_f(*args):
-        nums = _argnums(argnums, len(args))
-
-        def f_nums(*xs):
-            new = list(args)
-            for n, x in zip(nums, xs):
-                new[n] = x
-            return f(*new)
-
-        out, pullback = vjp(f_nums, *[args[n] for n in nums])
-        outs, treedef = flatten(out)
+        nums = _argnums(argnums, len(args), "jacobian")
         primals = [args[n] for n in nums]
+        f_nums = checked_aux(on_arguments(f, args, nums), has_aux, "jacobian")
+        out, pullback, *aux = vjp(f_nums, *primals, has_aux=has_aux)
+        outs, treedef = flatten(out)
         per_leaf = [_at_output(pullback, outs, treedef, j, primals) for j in range(len(outs))]
         if not isinstance(argnums, (tuple, list)):
             per_leaf = [None if x is None else x[0] for x in per_leaf]
-        return treedef.tangent(per_leaf)
+        jac = treedef.tangent(per_leaf)
+        return (jac, aux[0]) if has_aux else jac
 
     return jacobian_f
 
@@ -127,13 +128,20 @@ def hessian(f, argnums=0):
     array([[2., 2., 2.],
            [2., 2., 2.]])
     """
-    return jacfwd(grad(f, argnums), argnums)
+    jacobian_of_gradient = jacfwd(grad(f, argnums), argnums)
+
+    def hessian_f(*args):
+        _argnums(argnums, len(args), "hessian")  # named here: the transforms inside would name themselves
+        return jacobian_of_gradient(*args)
+
+    return hessian_f
 
 
-def jacfwd(f, argnums=0):
+def jacfwd(f, argnums=0, has_aux=False):
     """Jacobian of ``f`` by forward mode, one ``jvp`` per input element; structured as :func:`jacrev`.
 
     Cheaper than ``jacrev`` when the arguments have fewer elements than the output.
+    ``argnums`` and ``has_aux`` are :func:`jacrev`'s.
 
     >>> import numpy as np
     >>> jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
@@ -145,21 +153,21 @@ def jacfwd(f, argnums=0):
     """
 
     def jacfwd_f(*args):
-        nums = _argnums(argnums, len(args))
+        nums = _argnums(argnums, len(args), "jacfwd")
         variables = Variables(tuple(args[n] for n in nums))
+        f_nums = on_arguments(f, args, nums)
 
         def f_of(xs):
-            new = list(args)
-            for n, x in zip(nums, variables.substitute(xs)):
-                new[n] = x
-            return f(*new)
+            return _split_aux(f_nums(*variables.substitute(xs)), has_aux, "jacfwd")
 
-        out, columns = f_of(variables.leaves), [_columns(f_of, variables, v) for v in range(len(variables.leaves))]
+        out, aux = f_of(variables.leaves)
+        columns = [_columns(f_of, variables, v) for v in range(len(variables.leaves))]
         outs, treedef = flatten(out)
         per_leaf = [_blocks(variables, columns, j, outs[j]) for j in range(len(outs))]
         if not isinstance(argnums, (tuple, list)):
             per_leaf = [None if x is None else x[0] for x in per_leaf]
-        return treedef.tangent(per_leaf)
+        jac = treedef.tangent(per_leaf)
+        return (jac, aux) if has_aux else jac
 
     return jacfwd_f
 
@@ -177,7 +185,7 @@ def _columns(f_of, variables, v):
         xs = list(variables.leaves)
         with open_pushforward() as level:
             xs[v] = dual(leaf, level, e)
-            out = f_of(xs)
+            out = f_of(xs)[0]
         columns.append([materialise(x.tangent, x.value) if type(x) is Traced and x.tape is level else None
                         for x in flatten(out)[0]])
     return columns

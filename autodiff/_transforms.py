@@ -142,6 +142,17 @@ def _split_aux(result, has_aux, name):
     return result[0], result[1]
 
 
+def checked_aux(f, has_aux, name):
+    """``f``, checked to return an ``(out, aux)`` pair when ``has_aux``; a bad return raises naming ``name``."""
+    if not has_aux:
+        return f
+
+    def f_with_aux(*args, **kwargs):
+        return _split_aux(f(*args, **kwargs), True, name)
+
+    return f_with_aux
+
+
 def value_and_grad(f, argnums=0, has_aux=False):
     """Like :func:`grad`, but the new function returns ``(value, gradient)``.
 
@@ -198,17 +209,52 @@ def grad(f, argnums=0, has_aux=False):
     return grad_f
 
 
-def _argnums(argnums, nargs):
+def _argnums(argnums, nargs, name="grad"):
+    """``argnums`` as a tuple of distinct argument numbers, checked against a call with ``nargs`` arguments.
+
+    The one check behind every transform's ``argnums`` (``name`` is the transform's, for the message).
+
+    >>> _argnums((0, 2), 3), _argnums(1, 2)
+    ((0, 2), (1,))
+    >>> _argnums((1, 1), 2, "hvp")
+    Traceback (most recent call last):
+    ...
+    ValueError: hvp: argnums=(1, 1) names argument 1 twice; list each argument once, e.g. argnums=(1,)
+    """
     if argnums == 0 and type(argnums) is int and nargs:  # the usual case
         return (0,)
     nums = tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
     for n in nums:
         if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n < nargs:
             raise ValueError(
-                f"grad: argnums={argnums!r} is out of range for a call with "
+                f"{name}: argnums={argnums!r} is out of range for a call with "
                 f"{nargs} positional argument(s); use integers from 0 to {nargs - 1}"
             )
+    _refuse_repeats(argnums, nums, name)
     return nums
+
+
+def _refuse_repeats(argnums, nums, name):
+    twice = next((n for k, n in enumerate(nums) if n in nums[:k]), None)
+    if twice is not None:
+        raise ValueError(
+            f"{name}: argnums={argnums!r} names argument {twice} twice; list each argument once, "
+            f"e.g. argnums={tuple(dict.fromkeys(nums))!r}"
+        )
+
+
+def on_arguments(f, args, nums):
+    """``f`` as a function of ``args[n] for n in nums`` only, the other arguments held at their values."""
+    if len(nums) == len(args) and all(n == k for k, n in enumerate(nums)):
+        return f
+
+    def f_of_chosen(*chosen):
+        new = list(args)
+        for n, x in zip(nums, chosen):
+            new[n] = x
+        return f(*new)
+
+    return f_of_chosen
 
 
 def _scalar_output(out, tape):

@@ -1,0 +1,74 @@
+"""The parameter vector of a Hessian operator: its parameters laid end to end, as ``traversal.destructure`` lays them.
+
+``autodiff`` never imports ``traversal``, so the order is worked out here from
+the same facts ``destructure`` uses: the trainable filter, and a tied array's
+home (its first trainable occurrence).  ``tests/test_hvp_operator.py`` checks
+the two agree.
+
+>>> import numpy as np
+>>> from autodiff._directions import Variables
+>>> variables = Variables(({"w": np.ones((2, 2)), "s": 3.0, "b": np.zeros(1)},))
+>>> vector = ParameterVector(variables, variables.homes())
+>>> vector.size, vector.dtype
+(5, dtype('float64'))
+>>> vector.split(np.arange(5.0))  # one direction per variable: the float 3.0 is a value, not a parameter
+[array([[0., 1.],
+       [2., 3.]]), None, array([4.])]
+"""
+
+import numpy as np
+
+from ._traced import value_of
+from ._trees import leaves
+
+
+class ParameterVector:
+    """The variables that are parameters, laid end to end in ``traversal.destructure``'s order.
+
+    A parameter is a float or complex array reached through trainable
+    children (a tied array once, at its home), or a bare array or float
+    argument.  Floats inside a structure are values, not parameters, as in
+    ``destructure``.
+    """
+
+    def __init__(self, variables, homes):
+        trainable = variables.trainable_paths()
+        position = {path: k for k, (path, _) in enumerate(leaves(variables.primals))}
+        chosen = [v for v, home in enumerate(homes) if _is_parameter(variables.leaves[v], home, trainable)]
+        self.variables = sorted(chosen, key=lambda v: position[homes[v]])
+        self.count = len(variables.leaves)
+        values = [value_of(variables.leaves[v]) for v in self.variables]
+        self.shapes = [np.shape(x) for x in values]
+        self.dtypes = [np.result_type(x) for x in values]
+        self.offsets = np.cumsum([0] + [int(np.prod(s)) for s in self.shapes]).tolist()
+        self.size = self.offsets[-1]
+        self.dtype = np.result_type(*self.dtypes) if values else np.dtype(np.float64)
+
+    def check_real(self, name):
+        if self.dtype.kind == "c":
+            raise TypeError(
+                f"hvp_operator.{name}: the parameters are complex, and the Hessian of a real loss acts on them "
+                "only real-linearly, so it is no complex matrix; pass the real and imaginary parts as separate "
+                "real arrays, or apply op(v) directly"
+            )
+
+    def split(self, flat):
+        """One direction per variable from a flat vector: each parameter's slice, ``None`` elsewhere."""
+        directions = [None] * self.count
+        for k, v in enumerate(self.variables):
+            piece = flat[self.offsets[k]:self.offsets[k + 1]].reshape(self.shapes[k])
+            directions[v] = piece.astype(self.dtypes[k], copy=False) if piece.dtype != self.dtypes[k] else piece
+        return directions
+
+    def join(self, per_variable):
+        """The parameters' entries of ``per_variable`` end to end (zeros for ``None``), in ``dtype``."""
+        parts = [np.zeros(int(np.prod(s)), self.dtype) if per_variable[v] is None else np.ravel(per_variable[v])
+                 for v, s in zip(self.variables, self.shapes)]
+        return np.concatenate(parts).astype(self.dtype, copy=False) if parts else np.zeros(0, self.dtype)
+
+
+def _is_parameter(leaf, home, trainable):
+    """A float array at a trainable home, or a bare argument (an array or a float)."""
+    if trainable is not None and home not in trainable:
+        return False
+    return isinstance(value_of(leaf), np.ndarray) or len(home) == 1
