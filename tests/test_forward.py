@@ -337,10 +337,16 @@ def _same(a, b, rtol):
             np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-6, err_msg=str(path))
 
 
+@pytest.mark.parametrize("mode", ["reverse_over_forward", "forward_over_reverse"])
 @pytest.mark.parametrize("name, model", list(_gallery_cases()))
-def test_hvp_equals_the_old_reverse_over_reverse_on_the_gallery(name, model):
+def test_hvp_equals_the_old_reverse_over_reverse_on_the_gallery(name, model, mode):
     v = _direction(model)
-    _same(hvp(_loss, (model,), (v,))[0], _old_hvp(_loss, model, v), rtol=1e-5)
+    _same(hvp(_loss, (model,), (v,), mode=mode)[0], _old_hvp(_loss, model, v), rtol=1e-5)
+
+
+def test_hvp_refuses_an_unknown_mode():
+    with pytest.raises(ValueError, match="hvp: mode must be one of"):
+        hvp(_loss, np.ones(2), np.ones(2), mode="reverse_over_reverse")
 
 
 @pytest.mark.parametrize("name, model", list(_gallery_cases()))
