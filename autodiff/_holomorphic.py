@@ -28,7 +28,7 @@ def holomorphic_grad(f, argnums=0):
     """
 
     def holomorphic_grad_f(*args):
-        nums = _argnums(argnums, len(args))
+        nums = _argnums(argnums, len(args), "holomorphic_grad")
         for n in nums:
             _check_complex(args[n], n)
 
