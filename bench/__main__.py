@@ -170,8 +170,12 @@ def _explain(rows, extra):
     print(f"ours/ref: the median over A/B rounds of ours / the faster torch setting (starred), or / the floor; "
           f"bands: the median's 95% interval, at least ±5% (bench/README.md); "
           f"{extra['unsettled_batches']} batches started before the threads had gone idle")
+    watched = [r.others for r in rows if r.others is not None]
     if _noise.read() is None:
         print("the NOISY check is off: this system has no /proc to read other processes' CPU time from")
+    elif watched:
+        print(f"other processes used at most {max(watched):.0%} of a core during a row "
+              f"(NOISY above {_noise.THRESHOLD:.0%} plus {_noise.SLACK} s)")
     if any(r.noisy for r in rows):
         print("NOISY rows: other processes used more than 10% of a core while they ran; their goals are not "
               "judged. Rerun on a quiet machine.")

@@ -11,7 +11,7 @@ from ._noise import Watch
 from ._row import Row, absorb
 from ._stats import summary
 
-PROCESSES = {"quick": 3, "full": 7, "smoke": 1}  # measuring processes after the warming one
+PROCESSES = {"quick": 2, "full": 7, "smoke": 1}  # measuring processes after the warming one
 
 
 def first_call(ctx):

@@ -229,6 +229,20 @@ def test_a_reference_is_refused_unless_the_run_is_complete_real_and_quiet(capsys
         runner.main(["--save-reference", "../escape"])
 
 
+def test_a_reference_is_written_beside_the_results_only_for_a_quiet_complete_run(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(report, "REFERENCE", str(tmp_path / "reference"))
+    args = runner.parse(["--save-reference", "quiet-box", "--out", str(tmp_path / "latest.json")])
+    rows = _rows()
+    assert runner._can_save(rows, args)
+    runner._write(rows, report.machine_facts(None), {"mode": "quick"}, args, reference=True)
+    for name in ("latest.json", "latest.png", "reference/quiet-box.json", "reference/quiet-box.png"):
+        assert (tmp_path / name).exists(), name
+    assert json.load(open(tmp_path / "reference" / "quiet-box.json"))["machine"]["cpu"] == report._cpu_model()
+    rows[0].noisy = True
+    assert not runner._can_save(rows, args)
+    assert "not saved as reference quiet-box: some rows are NOISY" in capsys.readouterr().err
+
+
 # ---- whole runs, in fresh processes ---------------------------------------------------------------------
 
 def test_an_injected_mismatch_fails_before_anything_is_timed():
