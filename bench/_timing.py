@@ -103,7 +103,9 @@ def batch(lane, calls):
 
 def calibrate(lane, min_batch):
     """``(calls, seconds per call)``: how many calls make a batch at least ``min_batch`` long, after a warm-up
-    call (which compiles anything lazy).  A call longer than ``min_batch`` is its own batch."""
+    call (which compiles anything lazy, so it is not the one measured).  A call longer than ``min_batch`` is its
+    own batch."""
+    batch(lane, 1)
     calls, elapsed = 1, batch(lane, 1)[0]
     while elapsed * calls < min_batch:
         calls = max(2 * calls, int(1.2 * min_batch / max(elapsed, 1e-9)))

@@ -17,7 +17,7 @@ import pytest
 from bench import __main__ as runner
 from bench import _fresh, _noise, _stats, chart, kernels, memory, mlp, overhead, report
 from bench._row import Row, absorb, record
-from bench._timing import Context, Mismatch, Rounds, lanes, settle, try_torch
+from bench._timing import Context, Lane, Mismatch, Rounds, calibrate, lanes, settle, try_torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -76,6 +76,17 @@ def test_a_race_alternates_the_order_and_runs_torchs_twin_on_one_thread_then_res
     assert rounds.noise is None or rounds.noise.wall > 0
     assert [lane.name for lane in lanes({"torch.func": print}, torch)] == ["torch.func", "torch.func@1"]
     assert [lane.name for lane in lanes({"torch": print}, None)] == ["torch"]  # no twin without torch
+
+
+def test_calibration_does_not_take_a_slow_first_call_for_the_steady_cost():
+    first = []
+
+    def compiles_on_first_call():
+        if not first:
+            first.append(time.sleep(0.05))
+
+    calls, per_call = calibrate(Lane("lazy", compiles_on_first_call), min_batch=0.005)
+    assert calls > 100 and per_call < 1e-4 and calls * per_call >= 0.005
 
 
 def test_settle_waits_for_a_spinning_thread_and_gives_up_after_its_timeout():
