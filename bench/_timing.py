@@ -1,6 +1,17 @@
-"""What every benchmark shares: the best of repeated timings, the context, result rows, and the check
-that ours and torch agree before anything is timed."""
+"""Timing shared by every suite: A/B rounds of calibrated batches, each after this process's threads went idle.
 
+``ctx.race({"ours": f, "torch": g, "floor": h})`` times the contenders (*lanes*) in alternating rounds: round
+1 runs ours, torch, torch with one thread, floor; round 2 runs them in the reverse order; and so on.  Every
+lane that is torch's gets a twin run with ``torch.set_num_threads(1)`` (restored after its batch), so each
+comparison can take the faster torch setting measured under the same conditions.  A slow stretch of the
+machine then slows every lane of a round, and the per-round *ratios* (``Rounds.per_round``) cancel it.
+
+Before each timed batch the race waits until this process's threads are idle (:func:`settle`): OpenBLAS's
+and OpenMP's worker threads spin for a while after a parallel call, and a batch started under them runs on
+a busy core.  The garbage collector is paused during a race, as ``timeit`` does, for every lane alike.
+"""
+
+import contextlib
 import gc
 import statistics
 import time
@@ -8,114 +19,199 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import _noise
 
-def timed_runs(fn, repeats=15, min_time=0.05):
-    """Per-call times of ``repeats`` runs, each about ``min_time / 5`` long, after one warm-up call.
+ONE_THREAD = "@1"  # suffix of a torch lane's one-thread twin: "torch" and "torch@1"
 
-    The cyclic garbage collector is paused while timing, as ``timeit`` does, for ours and torch alike:
-    otherwise a full collection of everything the process holds lands in whichever step is unlucky.
+
+@dataclass(frozen=True)
+class Settings:
+    """How long to time: rounds (at most; at least ``min_rounds``), seconds of rounds a race may take, and the
+    shortest timed batch (short calls are repeated until a batch is this long)."""
+
+    rounds: int
+    min_rounds: int
+    budget: float
+    min_batch: float
+
+
+MODES = {
+    "quick": Settings(rounds=9, min_rounds=5, budget=2.5, min_batch=0.005),
+    "full": Settings(rounds=21, min_rounds=9, budget=12.0, min_batch=0.02),
+    "smoke": Settings(rounds=2, min_rounds=2, budget=0.0, min_batch=0.0005),  # checks the plumbing only
+}
+
+
+def settle(window=0.002, quiet=0.1, timeout=0.25):
+    """Sleep until this process's threads are idle; ``False`` if they never were within ``timeout`` seconds.
+
+    Idle: a ``window`` of wall time in which all threads together used less than ``quiet`` of one core
+    (``time.process_time`` counts every thread, to the nanosecond).  A spinning worker uses a whole core,
+    so one quiet window means it has gone to sleep.
     """
+    deadline = time.perf_counter() + timeout
+    while True:
+        cpu, wall = time.process_time(), time.perf_counter()
+        time.sleep(window)
+        if time.process_time() - cpu < quiet * (time.perf_counter() - wall):
+            return True
+        if time.perf_counter() > deadline:
+            return False
+
+
+@dataclass
+class Lane:
+    """A contender: ``fn`` is timed; ``around`` (a context-manager factory) is entered around each batch,
+    untimed, to switch a setting such as a thread count."""
+
+    name: str
+    fn: object
+    around: object = contextlib.nullcontext
+
+
+@contextlib.contextmanager
+def torch_threads(torch, n):
+    previous = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(previous)
+
+
+def lanes(contenders, torch):
+    """The lanes of ``{name: fn or Lane}``, each torch lane (name starting with "torch") followed by its
+    one-thread twin when torch is there."""
+    out = []
+    for name, fn in contenders.items():
+        lane = fn if isinstance(fn, Lane) else Lane(name, fn)
+        out.append(lane)
+        if name.startswith("torch") and torch is not None:
+            out.append(Lane(name + ONE_THREAD, lane.fn, lambda: torch_threads(torch, 1)))
+    return out
+
+
+def batch(lane, calls):
+    """``(seconds per call, whether the threads had settled)`` of ``calls`` back-to-back calls."""
+    with lane.around():
+        settled = settle()
+        start = time.perf_counter()
+        for _ in range(calls):
+            lane.fn()
+        return (time.perf_counter() - start) / calls, settled
+
+
+def calibrate(lane, min_batch):
+    """``(calls, seconds per call)``: how many calls make a batch at least ``min_batch`` long, after a warm-up
+    call (which compiles anything lazy, so it is not the one measured).  A call longer than ``min_batch`` is its
+    own batch."""
+    batch(lane, 1)
+    calls, elapsed = 1, batch(lane, 1)[0]
+    while elapsed * calls < min_batch:
+        calls = max(2 * calls, int(1.2 * min_batch / max(elapsed, 1e-9)))
+        elapsed = batch(lane, calls)[0]
+    return calls, elapsed
+
+
+@contextlib.contextmanager
+def gc_paused():
     enabled = gc.isenabled()
     gc.collect()
     gc.disable()
     try:
-        return _runs(fn, repeats, min_time)
+        yield
     finally:
         if enabled:
             gc.enable()
 
 
-def _runs(fn, repeats, min_time):
-    fn()  # warm up (and compile anything lazy)
-    calls = 1
-    while True:
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        if time.perf_counter() - start >= min_time / 5:
-            break
-        calls *= 2
-    runs = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        for _ in range(calls):
-            fn()
-        runs.append((time.perf_counter() - start) / calls)
-    return runs
+@dataclass
+class Rounds:
+    """Per-call seconds of every lane, one sample per round, and what others used meanwhile."""
 
+    times: dict
+    noise: object = None  # a _noise.Interference, or None where /proc is missing
+    unsettled: int = 0  # batches started before this process's threads went idle (after the wait timed out)
 
-def try_torch(threads=1):
-    """torch if installed (``threads`` intra-op threads, or its default with ``None``), else ``None``."""
-    try:
-        import torch
-    except ImportError:
-        return None
-    if threads is not None:
-        torch.set_num_threads(threads)
-    return torch
+    def median(self, name):
+        return statistics.median(self.times[name]) if name in self.times else None
+
+    def fastest(self, name):
+        """``name`` or its one-thread twin, whichever has the lower median."""
+        twin = name + ONE_THREAD
+        if twin in self.times and self.median(twin) < self.median(name):
+            return twin
+        return name
+
+    def per_round(self, a, b, scale=1.0):
+        """``scale * a / b`` in each round, with ``b`` the faster of a torch lane and its twin."""
+        b = self.fastest(b)
+        return [scale * x / y for x, y in zip(self.times[a], self.times[b])]
 
 
 class Mismatch(AssertionError):
     """Ours and the reference disagree: the benchmark stops before timing anything."""
 
 
+def as_array(x):
+    """A numpy array of ``x``, which may be a torch tensor (detached first, so torch does not warn)."""
+    detach = getattr(x, "detach", None)
+    return np.asarray(detach().numpy() if detach else x, np.float64)
+
+
 @dataclass
 class Context:
-    """Settings for one run: quick or full, torch (or None), and a suite whose result to corrupt (a self-test)."""
+    """One run's settings: the mode (quick, full or smoke), torch (or None), a suite whose result to corrupt
+    (a self-test), and the cores of load started on purpose (``--contention``)."""
 
-    quick: bool = True
+    mode: str = "quick"
     torch: object = None
     inject: str = ""
-    repeats: int = 15
-    spreads: list = field(default_factory=list)  # median / best of every timing: how noisy the machine was
+    load: float = 0.0
+    unsettled: list = field(default_factory=list)
+
+    @property
+    def quick(self):
+        return self.mode != "full"
+
+    @property
+    def settings(self):
+        return MODES[self.mode]
 
     def check(self, suite, ours, theirs, rtol=1e-5, atol=1e-8):
-        """Raise :class:`Mismatch` unless every array in ``ours`` is close to ``theirs``."""
-        ours, theirs = list(ours), list(theirs)
+        """Raise :class:`Mismatch` unless every array in ``ours`` is close to ``theirs`` (tensors allowed)."""
+        ours, theirs = [as_array(a) for a in ours], [as_array(b) for b in theirs]
         if self.inject and self.inject in suite:
-            ours[0] = np.asarray(ours[0]) + 1.0  # a deliberately wrong result
+            ours[0] = ours[0] + 1.0  # a deliberately wrong result
+        if len(ours) != len(theirs):
+            raise Mismatch(f"{suite}: {len(ours)} results against {len(theirs)} from the reference; nothing was timed")
         for k, (a, b) in enumerate(zip(ours, theirs)):
-            a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
             if a.shape != b.shape or not np.allclose(a, b, rtol=rtol, atol=atol):
                 worst = float(np.max(np.abs(a - b))) if a.shape == b.shape else float("nan")
                 raise Mismatch(f"{suite}: result {k} differs from the reference (largest difference {worst:.3g}, "
                                f"shapes {a.shape} and {b.shape}); nothing was timed")
 
-    def time(self, fn):
-        """The best of the repeated runs, for ours and torch alike.
+    def race(self, contenders, per=1):
+        """:class:`Rounds` of ``contenders`` (``{name: fn or Lane}``), each time divided by ``per``."""
+        racing, s = lanes(contenders, self.torch), self.settings
+        with gc_paused(), _noise.Watch(self.load) as watch:  # calibration too: a longer window reads truer
+            calls = {lane.name: calibrate(lane, s.min_batch) for lane in racing}
+            round_cost = sum(n * t + 0.003 for n, t in calls.values())
+            count = max(s.min_rounds, min(s.rounds, int(s.budget / max(round_cost, 1e-9))))
+            times, unsettled = {lane.name: [] for lane in racing}, 0
+            for r in range(count):
+                for lane in (racing if r % 2 == 0 else racing[::-1]):
+                    seconds, settled = batch(lane, calls[lane.name][0])
+                    times[lane.name].append(seconds / per)
+                    unsettled += not settled
+        self.unsettled.append(unsettled)
+        return Rounds(times, watch.result, unsettled)
 
-        The best, not the median, because other tenants of this virtual machine slow some runs by up to
-        2×, at random; as ``timeit``'s documentation says, the slower runs measure the interference, not
-        the code.  How far the medians sat above the best is kept in ``spreads`` and reported.
-        """
-        runs = timed_runs(fn, repeats=self.repeats, min_time=0.03 if self.quick else 0.1)
-        best = min(runs)
-        self.spreads.append(statistics.median(runs) / best)
-        return best
 
-
-@dataclass
-class Row:
-    """One line of the table.  Times are seconds; ``value`` is the number the goal judges."""
-
-    suite: str
-    ours: float = None
-    torch: float = None
-    floor: float = None
-    value: float = None
-    goal: float = None
-    goal_text: str = ""
-    at_least: bool = False
-    note: str = ""
-    unit: str = "s"  # what ours/torch/floor are measured in: seconds, or "MB"
-
-    @property
-    def ratio(self):
-        base = self.torch or self.floor
-        return self.ours / base if base and self.ours and self.unit == "s" else None
-
-    @property
-    def held(self):
-        if self.goal is None or self.value is None:
-            return None
-        return self.value >= self.goal if self.at_least else self.value <= self.goal
+def try_torch():
+    """torch if installed (at its default thread count), else ``None``."""
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch

@@ -7,11 +7,12 @@ import tempfile
 import layers
 from traversal import load, save, trainables
 
-from ._timing import Row
+from ._row import Row, record
+from .kernels import parameter_set
 
 
 def save_and_load(ctx):
-    model, like = layers.resnet18(1000, seed=0), layers.resnet18(1000, seed=1)
+    model, like = parameter_set(), layers.resnet18(1000, seed=1)
     with tempfile.TemporaryDirectory() as folder:
         ours_path, torch_path = os.path.join(folder, "r.npz"), os.path.join(folder, "r.pt")
         mb = sum(a.nbytes for a in trainables(model)) / 1e6
@@ -21,22 +22,19 @@ def save_and_load(ctx):
                 Row(f"resnet18 checkpoint load ({mb:.0f} MB of parameters)", goal=1.5, goal_text="≤ 1.5× torch")]
         save(ours_path, model)
         ctx.check(rows[1].suite, [load(ours_path, like).fc.weight], [model.fc.weight], rtol=0, atol=0)
+        lanes = [{"ours": lambda: save(ours_path, model)}, {"ours": lambda: load(ours_path, like)}]
         if ctx.torch is not None:
-            _torch_side(ctx, rows, model, torch_path)
-        rows[0].ours = ctx.time(lambda: save(ours_path, model))
-        rows[1].ours = ctx.time(lambda: load(ours_path, like))
-    for row in rows:
-        row.value = row.ours / row.torch if row.torch else None
-    return rows
+            _torch_side(ctx, rows, lanes, model, torch_path)
+        return [record(row, ctx.race(contenders)) for row, contenders in zip(rows, lanes)]
 
 
-def _torch_side(ctx, rows, model, path):
+def _torch_side(ctx, rows, lanes, model, path):
     torch = ctx.torch
     state = layers.save_torch_state_dict(model)
     torch.save(state, path)
-    ctx.check(rows[1].suite, [torch.load(path, weights_only=True)["fc.weight"].numpy()], [model.fc.weight])
-    rows[0].torch = ctx.time(lambda: torch.save(state, path))
-    rows[1].torch = ctx.time(lambda: torch.load(path, weights_only=True))
+    ctx.check(rows[1].suite, [torch.load(path, weights_only=True)["fc.weight"]], [model.fc.weight])
+    lanes[0]["torch"] = lambda: torch.save(state, path)
+    lanes[1]["torch"] = lambda: torch.load(path, weights_only=True)
 
 
 SUITES = [save_and_load]

@@ -1,98 +1,91 @@
-"""Peak extra memory of one Hessian-vector product of the 784-512-512-10 MLP (float32, batch 128), each
-framework in its own fresh process: ours (forward over reverse), torch's double backward (the goal's
-yardstick, issue 16: ours ≤ torch's) and torch.func's forward over reverse (reported).
-
-"Extra" is the RSS high-water mark (VmHWM in /proc/self/status) after one HVP minus the RSS before it,
-with the model, inputs and direction already built and the mark reset to the current size just before.
-The first HVP of a fresh process is the one judged, so one-time costs of the first call count; a second
-HVP, measured the same way, is reported in the note as the steady-state figure.  Each process saves its
-HVP, and the three must agree before any figure is reported.  Run alone: ``python -m bench.memory``.
+"""Peak extra memory of a step, ours beside torch's, each framework in its own fresh process (how it is
+measured: ``bench/_fresh.py``): the MLP 784-512-512-10 training step, one HVP of it, the gradient-norm
+penalty step, and the ResNet-18 training step (batch 8; 32 with ``--full``).  Each process saves its
+result, and ours and torch's must agree before a figure is reported.  Run alone: ``python -m bench.memory``.
 """
 
 import os
-import subprocess
-import sys
 import tempfile
 
 import numpy as np
 
-from ._timing import Row
+from . import _fresh, mlp, resnet
+from ._row import Row
+from ._stats import summary
 
-_HVP_MEMORY = """
-import sys
-import numpy as np
-from bench.mlp import hvp_inputs, ours_hvp, torch_hvps
-
-def status(key):
-    with open("/proc/self/status") as f:
-        return next(int(line.split()[1]) * 1024 for line in f if line.startswith(key))
-
-def extra(hvp):
-    with open("/proc/self/clear_refs", "w") as f:
-        f.write("5")  # reset the high-water mark (VmHWM) to the current size
-    before = status("VmHWM:")
-    result = hvp()
-    return status("VmHWM:") - before, result
-
-FRAMEWORK, OUT = sys.argv[1], sys.argv[2]
-params, x, onehot, v = hvp_inputs([784, 512, 512, 10], 128)
-if FRAMEWORK == "ours":
-    hvp = lambda: list(ours_hvp(params, x, onehot, v).values())
-else:
-    import torch
-    double_backward, forward_over_reverse = torch_hvps(torch, params, x, onehot, v)
-    step = double_backward if FRAMEWORK == "torch" else forward_over_reverse
-    hvp = lambda: [t.detach().numpy() for t in step()]
-first, result = extra(hvp)
-del result
-second, result = extra(hvp)
-np.savez(OUT, *result)
-print(first, second)
-"""
-
-FRAMEWORKS = {"ours": "ours", "torch": "torch double backward", "torch.func": "torch.func forward over reverse"}
+# workload → its lanes ({"ours": step, "torch": step, ...}), built from (torch or None, batch)
+WORKLOADS = {
+    "mlp_step": lambda torch, batch: mlp.step_workload(torch),
+    "mlp_hvp": lambda torch, batch: mlp.hvp_workload(torch),
+    "penalty": lambda torch, batch: mlp.penalty_workload(torch),
+    "resnet_step": resnet.step_workload,
+}
 
 
-def measure(framework, folder):
-    """``(first MB, second MB, the HVP as a list of arrays)`` from a fresh process running ``framework``."""
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = os.path.join(folder, f"{framework}.npz")
-    done = subprocess.run([sys.executable, "-c", _HVP_MEMORY, framework, out], capture_output=True, text=True,
-                          cwd=root, timeout=600)
-    if done.returncode:
-        raise RuntimeError(f"bench.memory: the {framework} subprocess failed:\n{done.stderr[-2000:]}")
-    first, second = (int(n) / 1e6 for n in done.stdout.split()[-2:])
-    with np.load(out) as saved:
-        return first, second, [saved[f"arr_{k}"] for k in range(len(saved.files))]
+def measure(workload, frameworks, batch, folder):
+    """``{framework: (first MB, second MB, result arrays)}``, each from its own fresh process."""
+    outs = [os.path.join(folder, f"{workload}-{name}.npz") for name in frameworks]
+    found = _fresh.run_all([["memory", workload, name, batch, out] for name, out in zip(frameworks, outs)],
+                           env=_fresh.MEMORY_ENV)
+    measured = {}
+    for name, out, figures in zip(frameworks, outs, found):
+        with np.load(out) as saved:
+            arrays = [saved[f"arr_{k}"] for k in range(len(saved.files))]
+        measured[name] = (figures["first"] / 1e6, figures["second"] / 1e6, arrays)
+    return measured
 
 
-def judge(ctx, measured):
-    """The rows from ``measured`` (framework → :func:`measure`'s triple), after checking the HVPs agree."""
-    suite = "peak extra memory of one HVP, MLP 784-512-512-10"
+def judge(ctx, suite, measured, goal=None, tolerance=(2e-3, 1e-5)):
+    """The rows from ``measured`` (framework → :func:`measure`'s triple), after checking that every framework's
+    result agrees with ours.  With torch and a ``goal``, the row judges ours / torch's second-step peak."""
     ours = measured["ours"]
-    rows = [Row(suite, ours=ours[0], unit="MB", goal_text="(reported: torch is not installed)",
-                note=f"a second HVP in the same process: ours {ours[1]:.1f} MB")]
+    row = Row(suite, ours=ours[1], unit="MB", goal_text="(reported)",
+              note=f"first step: ours {ours[0]:.1f} MB")
     if "torch" not in measured:
-        return rows
-    for name in ("torch", "torch.func"):
-        ctx.check(f"{suite} vs {FRAMEWORKS[name]}", ours[2], measured[name][2], rtol=2e-3, atol=1e-5)
-    theirs, func = measured["torch"], measured["torch.func"]
-    # a ratio, not a difference: the chart scores every goal as value / goal
-    rows[0].torch, rows[0].value, rows[0].goal = theirs[0], ours[0] / max(theirs[0], 0.1), 1.0
-    rows[0].goal_text = "ours / torch double backward ≤ 1"
-    rows[0].note += f", torch {theirs[1]:.1f} MB, torch.func {func[1]:.1f} MB"
-    rows.append(Row(f"{suite}, vs torch.func", ours=ours[0], torch=func[0], unit="MB",
-                    goal_text="(reported)"))
+        row.goal_text = "(reported: torch is not installed)"
+        return [row]
+    for name, figures in measured.items():
+        ctx.check(f"{suite} ({name})", ours[2], figures[2], rtol=tolerance[0], atol=tolerance[1])
+    row.torch, row.ratio = measured["torch"][1], ours[1] / max(measured["torch"][1], 0.1)
+    row.note += f", torch {measured['torch'][0]:.1f} MB"
+    if goal is not None:
+        row.goal, row.goal_text = goal, f"ours/torch ≤ {goal:g}"
+        row.value, row.band = summary([row.ratio])
+    rows = [row]
+    for name in [n for n in measured if n not in ("ours", "torch")]:
+        rows.append(Row(f"{suite}, vs {name}", ours=ours[1], torch=measured[name][1], unit="MB",
+                        ratio=ours[1] / max(measured[name][1], 0.1), goal_text="(reported)",
+                        note=f"first step: {name} {measured[name][0]:.1f} MB"))
     return rows
 
 
-def hvp_memory(ctx):
-    names = ["ours"] + (["torch", "torch.func"] if ctx.torch is not None else [])
+def _suite(ctx, workload, label, goal=None, batch=0, extra=(), tolerance=(2e-3, 1e-5)):
+    frameworks = ["ours"] + (["torch", *extra] if ctx.torch is not None else [])
     with tempfile.TemporaryDirectory() as folder:
-        return judge(ctx, {name: measure(name, folder) for name in names})
+        return judge(ctx, f"peak extra memory: {label}", measure(workload, frameworks, batch, folder), goal,
+                     tolerance)
 
 
-SUITES = [hvp_memory]
+def mlp_step(ctx):
+    return _suite(ctx, "mlp_step", "MLP 784-512-512-10 step")
+
+
+def mlp_hvp(ctx):
+    extra = () if ctx.quick else ("torch.func",)
+    return _suite(ctx, "mlp_hvp", "one HVP, MLP 784-512-512-10", goal=1.0, extra=extra)
+
+
+def penalty(ctx):
+    return _suite(ctx, "penalty", "gradient-norm penalty step, big MLP")
+
+
+def resnet_step(ctx):
+    batch = 8 if ctx.quick else 32
+    return _suite(ctx, "resnet_step", f"ResNet-18 training step, batch {batch}", goal=1.0, batch=batch,
+                  tolerance=(1e-3, 1e-5))
+
+
+SUITES = [mlp_step, mlp_hvp, penalty, resnet_step]
 
 if __name__ == "__main__":
     from .__main__ import main

@@ -19,7 +19,8 @@ import autodiff.numpy as anp
 from autodiff.nn import functional as F
 from traversal import total
 
-from ._timing import Row
+from ._row import Row, record
+from ._timing import Rounds
 
 
 def make(sizes, batch, seed=0):
@@ -79,20 +80,34 @@ def _torch_setup(torch, params, x, onehot):
     return ts, torch.tensor(x), torch.tensor(onehot)
 
 
-def step_suite(ctx):
-    params, x, onehot = make([784, 512, 512, 10], 128)
-    ours = autodiff.grad(loss)
-    row = Row("MLP 784-512-512-10 step (vs numpy floor)", goal=1.15, goal_text="ours/floor ≤ 1.15")
-    ctx.check(row.suite, [ours(params, x, onehot)[k] for k in params],
-              [numpy_step(params, x, onehot)[k] for k in params], rtol=2e-3, atol=1e-5)
-    row.ours = ctx.time(lambda: ours(params, x, onehot))
-    row.floor = ctx.time(lambda: numpy_step(params, x, onehot))
-    if ctx.torch is not None:
-        torch = ctx.torch
+def step_workload(torch=None, batch=128):
+    """The lanes of the 784-512-512-10 training step: ours, the numpy floor and (with torch) torch's, each
+    returning the gradients as a list in the parameters' order."""
+    params, x, onehot = make([784, 512, 512, 10], batch)
+    g = autodiff.grad(loss)
+
+    def ours():
+        grads = g(params, x, onehot)
+        return [grads[k] for k in params]
+
+    def floor():
+        grads = numpy_step(params, x, onehot)
+        return [grads[k] for k in params]
+
+    lanes = {"ours": ours, "floor": floor}
+    if torch is not None:
         ts, tx, toh = _torch_setup(torch, params, x, onehot)
-        row.torch = ctx.time(lambda: torch.autograd.grad(torch_loss(torch, ts, tx, toh), ts))
-    row.value = row.ours / row.floor
-    return [row]
+        lanes["torch"] = lambda: torch.autograd.grad(torch_loss(torch, ts, tx, toh), ts)
+    return lanes
+
+
+def step_suite(ctx):
+    lanes = step_workload(ctx.torch)
+    row = Row("MLP 784-512-512-10 step (vs numpy floor)", goal=1.15, goal_text="ours/floor ≤ 1.15")
+    ctx.check(row.suite, lanes["ours"](), lanes["floor"](), rtol=2e-3, atol=1e-5)
+    if "torch" in lanes:
+        ctx.check(f"{row.suite} (torch)", lanes["ours"](), lanes["torch"](), rtol=2e-3, atol=1e-5)
+    return [record(row, ctx.race(lanes), value=("ours", "floor"))]
 
 
 def hvp_inputs(sizes, batch):
@@ -126,32 +141,42 @@ def torch_hvps(torch, params, x, onehot, v):
     return double_backward, forward_over_reverse
 
 
+def hvp_workload(torch=None, sizes=(784, 512, 512, 10), batch=128):
+    """The lanes of one HVP: ours (forward over reverse) and, with torch, torch's double backward ("torch")
+    and torch.func's forward over reverse ("torch.func")."""
+    params, x, onehot, v = hvp_inputs(list(sizes), batch)
+
+    def ours():
+        hv = ours_hvp(params, x, onehot, v)
+        return [hv[k] for k in params]
+
+    lanes = {"ours": ours}
+    if torch is not None:
+        lanes["torch"], lanes["torch.func"] = torch_hvps(torch, params, x, onehot, v)
+    return lanes
+
+
 def _hvp_suite(ctx, sizes, batch, name, goal):
-    params, x, onehot, v = hvp_inputs(sizes, batch)
-    ours = lambda: ours_hvp(params, x, onehot, v)  # noqa: E731
+    lanes = hvp_workload(ctx.torch, sizes, batch)
     row = Row(name, goal=goal, goal_text=f"ours/torch double backward ≤ {goal}")
-    rows = [row]
-    if ctx.torch is not None:
-        double_backward, forward_over_reverse = torch_hvps(ctx.torch, params, x, onehot, v)
-        expected = [t.numpy() for t in double_backward()]
-        ctx.check(name, [ours()[k] for k in params], expected, rtol=2e-3, atol=1e-5)
-        ctx.check(f"{name} (torch.func)", [t.numpy() for t in forward_over_reverse()], expected, rtol=2e-3, atol=1e-5)
-        row.torch = ctx.time(double_backward)
-        rows.append(Row(f"{name}, vs torch.func forward over reverse", torch=ctx.time(forward_over_reverse),
-                        goal_text="(reported)"))
-    row.ours = ctx.time(ours)
-    for r in rows:
-        r.ours = row.ours
-    row.value = row.ratio if row.torch else None
-    return rows
+    if ctx.torch is None:
+        return [record(row, ctx.race(lanes))]
+    expected = lanes["torch"]()
+    ctx.check(name, lanes["ours"](), expected, rtol=2e-3, atol=1e-5)
+    ctx.check(f"{name} (torch.func)", lanes["torch.func"](), expected, rtol=2e-3, atol=1e-5)
+    rounds = ctx.race(lanes)
+    func = Row(f"{name}, vs torch.func forward over reverse", goal_text="(reported)")
+    record(func, Rounds({"ours": rounds.times["ours"], "torch": rounds.times["torch.func"],
+                         "torch@1": rounds.times["torch.func@1"]}, rounds.noise))
+    return [record(row, rounds), func]
 
 
 def big_hvp(ctx):
-    return _hvp_suite(ctx, [784, 512, 512, 10], 128, "HVP, MLP 784-512-512-10", 0.8)
+    return _hvp_suite(ctx, (784, 512, 512, 10), 128, "HVP, MLP 784-512-512-10", 0.8)
 
 
 def small_hvp(ctx):
-    return _hvp_suite(ctx, [64, 64, 10], 32, "HVP, MLP 64-64-10", 0.8)
+    return _hvp_suite(ctx, (64, 64, 10), 32, "HVP, MLP 64-64-10", 0.8)
 
 
 def big_jvp(ctx):
@@ -160,20 +185,19 @@ def big_jvp(ctx):
     params, x, onehot, v = hvp_inputs([784, 512, 512, 10], 128)
     f = lambda p: loss(p, x, onehot)  # noqa: E731
     ours, gradient = (lambda: autodiff.jvp(f, (params,), (v,))), autodiff.grad(f)
-    row = Row("jvp of the MLP 784-512-512-10 loss", goal=1.3)
+    row = Row("jvp of the MLP 784-512-512-10 loss", goal=1.3,
+              note="torch is torch.func.jvp of the same loss, for reference; the goal compares with one grad of ours")
     out, tangent = ours()
     g = gradient(params)
     directional = sum(np.vdot(g[k].astype(np.float64), v[k].astype(np.float64)) for k in params)
     ctx.check(row.suite, [tangent], [directional], rtol=2e-3, atol=1e-5)  # J v is <grad, v>
+    lanes = {"ours": ours, "grad": lambda: gradient(params)}
     if ctx.torch is not None:
-        torch_jvp = _torch_jvp(ctx.torch, params, x, onehot, v)
-        ctx.check(row.suite, [out, tangent], [t.numpy() for t in torch_jvp()], rtol=2e-3, atol=1e-5)
-        row.torch = ctx.time(torch_jvp)
-    row.ours = ctx.time(ours)
-    grad_time = ctx.time(lambda: gradient(params))
-    row.value = row.ours / grad_time
-    row.goal_text = f"ours/our grad ({grad_time * 1e3:.3g} ms) ≤ 1.3"
-    row.note = "torch is torch.func.jvp of the same loss, for reference; the goal compares with one grad of ours"
+        lanes["torch"] = _torch_jvp(ctx.torch, params, x, onehot, v)
+        ctx.check(row.suite, [out, tangent], lanes["torch"](), rtol=2e-3, atol=1e-5)
+    rounds = ctx.race(lanes)
+    record(row, rounds, value=("ours", "grad"))
+    row.goal_text = f"ours/our grad ({rounds.median('grad') * 1e3:.3g} ms) ≤ 1.3"
     return [row]
 
 
@@ -183,17 +207,22 @@ def _torch_jvp(torch, params, x, onehot, v):
     return lambda: torch.func.jvp(lambda ps: torch_loss(torch, ps, tx, toh), (primals,), (tangents,))
 
 
-def penalty(ctx):
-    params, x, onehot = make([784, 512, 512, 10], 128, seed=3)
+def penalty_workload(torch=None, batch=128):
+    """The lanes of the gradient-norm penalty step: the gradient of ``loss + 0.1 * ||grad loss||^2``."""
+    params, x, onehot = make([784, 512, 512, 10], batch, seed=3)
 
     def penalised(p):
         value, g = autodiff.value_and_grad(lambda q: loss(q, x, onehot))(p)
         return value + 0.1 * total(autodiff.sumsq, g)
 
-    ours = autodiff.grad(penalised)
-    row = Row("gradient-norm penalty step, big MLP", goal=1.3, goal_text="ours/torch ≤ 1.3")
-    if ctx.torch is not None:
-        torch = ctx.torch
+    g = autodiff.grad(penalised)
+
+    def ours():
+        grads = g(params)
+        return [grads[k] for k in params]
+
+    lanes = {"ours": ours}
+    if torch is not None:
         ts, tx, toh = _torch_setup(torch, params, x, onehot)
 
         def theirs():
@@ -201,11 +230,16 @@ def penalty(ctx):
             gs = torch.autograd.grad(lval, ts, create_graph=True)
             return torch.autograd.grad(lval + 0.1 * sum((g * g).sum() for g in gs), ts)
 
-        ctx.check(row.suite, [ours(params)[k] for k in params], [t.numpy() for t in theirs()], rtol=2e-3, atol=1e-5)
-        row.torch = ctx.time(theirs)
-    row.ours = ctx.time(lambda: ours(params))
-    row.value = row.ratio if row.torch else None
-    return [row]
+        lanes["torch"] = theirs
+    return lanes
+
+
+def penalty(ctx):
+    lanes = penalty_workload(ctx.torch)
+    row = Row("gradient-norm penalty step, big MLP", goal=0.9, goal_text="ours/torch ≤ 0.9")
+    if "torch" in lanes:
+        ctx.check(row.suite, lanes["ours"](), lanes["torch"](), rtol=2e-3, atol=1e-5)
+    return [record(row, ctx.race(lanes))]
 
 
 SUITES = [step_suite, big_hvp, penalty, small_hvp, big_jvp]

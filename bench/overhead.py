@@ -1,12 +1,12 @@
 """Per-op overhead: a chain of 100 elementwise ops on a 10-element float64 array, forward + backward,
-beside torch (single-threaded) and the plain-numpy forward.  Run alone: ``python -m bench.overhead``."""
+beside torch and the plain-numpy forward.  Run alone: ``python -m bench.overhead``."""
 
 import numpy as np
 
 import autodiff
 import autodiff.numpy as anp
 
-from ._timing import Row
+from ._row import Row, record
 
 N_OPS = 100
 
@@ -21,7 +21,9 @@ def chain(x, lib):
 def per_op_overhead(ctx):
     x = np.linspace(-1.0, 1.0, 10)
     ours = autodiff.grad(lambda x: chain(x, anp))
-    row = Row("per-op overhead (µs/op, fwd+bwd)", goal=2.5, goal_text="≤ 2.5 µs/op")
+    row = Row("per-op overhead (µs/op, fwd+bwd)", goal=2.5, goal_text="≤ 2.5 µs/op",
+              note="floor = numpy forward only")
+    lanes = {"ours": lambda: ours(x), "floor": lambda: chain(x, np)}
     torch = ctx.torch
     if torch is not None:
         t = torch.tensor(x)
@@ -31,13 +33,9 @@ def per_op_overhead(ctx):
             chain(tt, torch).backward()
             return tt.grad
 
-        ctx.check(row.suite, [ours(x)], [torch_step().numpy()], rtol=1e-10)
-        row.torch = ctx.time(torch_step) / N_OPS
-    row.ours = ctx.time(lambda: ours(x)) / N_OPS
-    row.floor = ctx.time(lambda: chain(x, np)) / N_OPS
-    row.value = row.ours * 1e6
-    row.note = "floor = numpy forward only"
-    return [row]
+        ctx.check(row.suite, [ours(x)], [torch_step()], rtol=1e-10)
+        lanes["torch"] = torch_step
+    return [record(row, ctx.race(lanes, per=N_OPS), value="ours", scale=1e6)]
 
 
 SUITES = [per_op_overhead]

@@ -1,6 +1,11 @@
-"""The results: a table on the terminal, ``bench/results/latest.json`` with machine facts, and
-``bench/results/latest.png``, a chart of each measurement against its goal."""
+"""The results: a table on the terminal, a JSON file with the machine's facts, and (``bench/chart.py``) a chart.
 
+They go to ``bench/results/latest.json`` and ``latest.png`` (ignored by git), or where ``--out`` says; a
+reference run kept on purpose goes to ``bench/reference/NAME.json`` and ``.png`` (``--save-reference``).
+``--compare OLD.json`` reads an earlier run and shows each row's change against it.
+"""
+
+import dataclasses
 import datetime
 import json
 import os
@@ -8,44 +13,85 @@ import platform
 
 import numpy as np
 
-RESULTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+HERE = os.path.dirname(os.path.abspath(__file__))
+RESULTS = os.path.join(HERE, "results")
+REFERENCE = os.path.join(HERE, "reference")
+VERDICTS = {"holds": "holds", "missed": "MISSED", "within noise": "within noise", "noisy": "NOISY", "": ""}
 
 
-def _amount(value, unit):
+def amount(value, unit="s"):
+    """``value`` seconds (or megabytes) in a short human unit.
+
+    >>> amount(3.1e-6), amount(0.0425), amount(12.34, "MB"), amount(None)
+    ('3.1 µs', '42.5 ms', '12.3 MB', '—')
+    """
     if value is None:
         return "—"
     if unit == "MB":
         return f"{value:.1f} MB"
     for scale, name in ((1e-6, "µs"), (1e-3, "ms"), (1.0, "s")):
-        if value < scale * 1000:
+        if abs(value) < scale * 1000:
             return f"{value / scale:.3g} {name}"
     return f"{value:.3g} s"
 
 
+def _torch_cell(row, which):
+    """torch's time at one setting, starred when it is the faster one (the one ratios are taken against)."""
+    value = row.torch if which == "torch" else row.torch1
+    star = "*" if value is not None and row.torch1 is not None and row.faster_torch == which else ""
+    return amount(value, row.unit) + star
+
+
+def _goal(row):
+    if row.goal is None or row.value is None:
+        return row.goal_text
+    if not row.band:
+        return f"{row.goal_text} (is {row.value:.3g})"
+    return f"{row.goal_text} (is {row.value:.3g}, {row.band[0]:.3g} to {row.band[1]:.3g})"
+
+
+def change(row):
+    """The row against the same row of an earlier run: ``"0.92 (-3%)"``, or ``""`` without one."""
+    old = row.previous
+    if not old:
+        return ""
+    key = "value" if row.value is not None and old.get("value") is not None else "ours"
+    now, then = getattr(row, key), old.get(key)
+    if now is None or then is None:
+        return "—"
+    shown = amount(then, row.unit) if key == "ours" else f"{then:.3g}"
+    return f"{shown} ({(now - then) / then:+.0%})" if then else shown
+
+
 def table(rows):
-    head = ["suite", "ours", "torch", "floor", "ours/ref", "goal", "holds"]
-    lines = [[r.suite, _amount(r.ours, r.unit), _amount(r.torch, r.unit), _amount(r.floor, r.unit),
-              f"{r.ratio:.2f}" if r.ratio else "—", _goal(r), {True: "yes", False: "NO", None: ""}[r.held]]
-             for r in rows]
+    compare = any(r.previous is not None for r in rows)
+    head = ["suite", "ours", "torch", "torch 1 thread", "floor", "ours/ref", "goal", "verdict"]
+    lines = [[r.suite, amount(r.ours, r.unit), _torch_cell(r, "torch"), _torch_cell(r, "torch@1"),
+              amount(r.floor, r.unit), f"{r.ratio:.2f}" if r.ratio is not None else "—", _goal(r),
+              VERDICTS[r.verdict]] for r in rows]
+    if compare:
+        head.append("before")
+        for line, row in zip(lines, rows):
+            line.append(change(row))
     widths = [max(len(str(x)) for x in col) for col in zip(head, *lines)]
     fmt = lambda cells: "  ".join(str(c).ljust(w) for c, w in zip(cells, widths)).rstrip()  # noqa: E731
     return "\n".join([fmt(head), fmt(["-" * w for w in widths])] + [fmt(line) for line in lines])
 
 
-def _goal(row):
-    if row.goal is None:
-        return row.goal_text
-    shown = f"{row.value:.3g}" if row.value is not None else "?"
-    return f"{row.goal_text} (is {shown})"
+def tally(rows):
+    """How many goals held, were missed, were within noise and were NOISY, as one line."""
+    counts = {v: sum(r.verdict == v for r in rows) for v in ("holds", "missed", "within noise", "noisy")}
+    return (f"{counts['holds']} goals held, {counts['missed']} missed, {counts['within noise']} within noise, "
+            f"{counts['noisy']} NOISY (not judged: other processes used the CPU meanwhile)")
 
 
 def machine_facts(torch):
     facts = {
         "when": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "cores": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version(),
-        "numpy": np.__version__, "numpy_blas": _numpy_blas(),
+        "cpu": _cpu_model(), "cores": os.cpu_count(), "platform": platform.platform(),
+        "python": platform.python_version(), "numpy": np.__version__, "numpy_blas": _numpy_blas(),
         "env": {k: v for k, v in os.environ.items()
-                if k.startswith(("OPENBLAS", "OMP_", "MKL_", "NUMBA_", "AUTODIFF_", "GOTO", "BLIS"))},
+                if k.startswith(("OPENBLAS", "OMP_", "MKL_", "NUMBA_", "AUTODIFF_", "GOTO", "BLIS", "KMP_"))},
     }
     try:
         import numba
@@ -60,6 +106,14 @@ def machine_facts(torch):
     return facts
 
 
+def _cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
+    except OSError:
+        return platform.processor() or None
+
+
 def _numpy_blas():
     try:
         config = np.show_config(mode="dicts")
@@ -68,50 +122,35 @@ def _numpy_blas():
         return {}
 
 
+def row_dict(row):
+    data = {f.name: getattr(row, f.name) for f in dataclasses.fields(row) if f.name != "previous"}
+    return {**data, "verdict": row.verdict, "faster_torch": row.faster_torch}
+
+
 def write_json(rows, facts, extra, path=None):
     path = path or os.path.join(RESULTS, "latest.json")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    data = {"machine": facts, **extra,
-            "rows": [{**{k: getattr(r, k) for k in ("suite", "ours", "torch", "floor", "value", "goal", "goal_text",
-                                                     "at_least", "note", "unit")},
-                      "ratio": r.ratio, "held": r.held} for r in rows]}
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    data = {"machine": facts, **extra, "rows": [row_dict(r) for r in rows]}
     with open(path, "w") as f:
         json.dump(data, f, indent=2, default=str)
     return path
 
 
-def write_chart(rows, path=None):
-    """Two panels: each goal's measurement divided by the goal (left of 1 holds), and ours/torch."""
-    import matplotlib
+def load(path):
+    """An earlier run's rows, ``{suite: row as a dict}``; runs written by older versions of the bench load too."""
+    try:
+        with open(path) as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"python -m bench: cannot read --compare {path}: {e}") from e
+    if not isinstance(data, dict) or not isinstance(data.get("rows"), list):
+        raise SystemExit(f"python -m bench: --compare {path} is not a results file of python -m bench "
+                         "(expected a JSON object with a 'rows' list)")
+    return {r["suite"]: r for r in data["rows"] if isinstance(r, dict) and "suite" in r}
 
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    import matplotlib.ticker
 
-    path = path or os.path.join(RESULTS, "latest.png")
-    goals = [r for r in rows if r.goal is not None and r.value is not None]
-    versus = [r for r in rows if r.torch and r.ours and r.unit == "s"]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(15, 0.42 * max(len(goals), len(versus)) + 1.8))
-    score = [(r.goal / r.value if r.at_least else r.value / r.goal) for r in goals]
-    left.barh([r.suite for r in goals], score, color=["#4c9a2a" if r.held else "#c0392b" for r in goals])
-    left.axvline(1.0, color="black", linewidth=1)
-    left.set_xscale("log")
-    left.set_xlabel("measurement ÷ goal  (bars left of the line hold)")
-    left.invert_yaxis()
-    right.barh([r.suite for r in versus], [r.ours / r.torch for r in versus], color="#2e86c1")
-    right.axvline(1.0, color="black", linewidth=1)
-    right.set_xscale("log")
-    right.set_xlabel("ours ÷ torch time  (left of the line: we are faster)")
-    right.invert_yaxis()
-    right.yaxis.tick_right()
-    for ax in (left, right):
-        ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
-        ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        ax.tick_params(axis="y", labelsize=8)
-        ax.grid(axis="x", which="both", alpha=0.3)
-    fig.suptitle("autodiff + traversal against PyTorch 2.13 (CPU): python -m bench", fontsize=11)
-    fig.tight_layout()
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-    return path
+def attach(rows, previous):
+    """Give each row its namesake from ``previous`` (:func:`load`'s result); the number of rows matched."""
+    for row in rows:
+        row.previous = previous.get(row.suite)
+    return sum(row.previous is not None for row in rows)

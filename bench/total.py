@@ -10,7 +10,7 @@ import autodiff.numpy as anp
 from layers import BatchNorm, Chain, Dense
 from traversal import total, trainables
 
-from ._timing import Row
+from ._row import Row, record
 
 
 def seed_model():
@@ -49,10 +49,10 @@ def _torch_side(torch, model, f_torch):
 
 def _relative_note(row, issue_torch):
     """The goal beside torch's time when it was set: a machine-independent reading of it."""
-    if row.torch is None:
+    if row.ratio is None or row.best_torch is None:
         return ""
     return (f"the goal was set when torch took {issue_torch:g} µs, so it is {row.goal / issue_torch:.2f}× torch; "
-            f"here ours is {row.ours / row.torch:.2f}× torch")
+            f"here ours is {row.ratio:.2f}× torch")
 
 
 def _pair(ctx, label, model, f, f_torch, goals, issue_torch):
@@ -61,14 +61,14 @@ def _pair(ctx, label, model, f, f_torch, goals, issue_torch):
     gradient = autodiff.grad(lambda m: total(f, m))
     rows = [Row(f"{label} total", goal=goals[0], goal_text=f"≤ {goals[0]:g} µs"),
             Row(f"{label} gradient of total", goal=goals[1], goal_text=f"≤ {goals[1]:g} µs")]
+    lanes = [{"ours": forward}, {"ours": lambda: gradient(model)}]
     if ctx.torch is not None:
         t_fwd, t_fb = _torch_side(ctx.torch, model, f_torch)
-        ctx.check(rows[0].suite, [forward()], [float(t_fwd())], rtol=1e-5)
-        ctx.check(rows[1].suite, _arrays(gradient(model)), [t.numpy() for t in t_fb()], rtol=1e-4, atol=1e-6)
-        rows[0].torch, rows[1].torch = ctx.time(t_fwd), ctx.time(t_fb)
-    rows[0].ours, rows[1].ours = ctx.time(forward), ctx.time(lambda: gradient(model))
-    for row, torch_us in zip(rows, issue_torch):
-        row.value = row.ours * 1e6
+        ctx.check(rows[0].suite, [forward()], [t_fwd()], rtol=1e-5)
+        ctx.check(rows[1].suite, _arrays(gradient(model)), t_fb(), rtol=1e-4, atol=1e-6)
+        lanes[0]["torch"], lanes[1]["torch"] = t_fwd, t_fb
+    for row, contenders, torch_us in zip(rows, lanes, issue_torch):
+        record(row, ctx.race(contenders), value="ours", scale=1e6)
         row.note = _relative_note(row, torch_us)
     return rows
 
@@ -90,15 +90,17 @@ def optimisers171(ctx):
 
 
 def scaling(ctx):
-    per_leaf = {}
+    lanes = {}
     for n in (100, 1600):
         model = chain_model(n)
         gradient = autodiff.grad(lambda m: total(autodiff.sumsq, m))
-        per_leaf[n] = ctx.time(lambda: gradient(model)) / n  # noqa: B023
-    ratio = per_leaf[1600] / per_leaf[100]
-    return [Row("gradient of total: per-leaf cost, 1600 vs 100 leaves", ours=per_leaf[1600],
-                value=ratio, goal=1.3, goal_text="≤ 1.3× the cost at 100",
-                note=f"{per_leaf[100] * 1e6:.2f} → {per_leaf[1600] * 1e6:.2f} µs per leaf")]
+        lanes[str(n)] = lambda g=gradient, m=model: g(m)
+    rounds = ctx.race(lanes)
+    row = record(Row("gradient of total: per-leaf cost, 1600 vs 100 leaves", goal=1.3,
+                     goal_text="≤ 1.3× the cost at 100"), rounds, value=("1600", "100"), scale=100 / 1600)
+    row.ours = rounds.median("1600") / 1600
+    row.note = f"{rounds.median('100') / 100 * 1e6:.2f} → {row.ours * 1e6:.2f} µs per leaf"
+    return [row]
 
 
 SUITES = [seed, optimisers171, scaling]
