@@ -7,6 +7,7 @@
 """
 
 from . import numpy  # noqa: F401  (installs array behaviour on traced values)
+from ._explain import Explanation, explain
 from ._ggn import ggnvp
 from ._gradcheck import GradcheckError, gradcheck
 from ._higher import hvp, jvp, linearize
@@ -24,7 +25,7 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "jacrev", "jacfwd", "hessian", "hvp",
     "stop_gradient",
     "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "scaled", "warmup", "trace", "Trace",
-    "show", "ties",
+    "show", "ties", "explain", "Explanation",
     "holomorphic_grad", "ggnvp",
     "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk",
 ]

@@ -142,6 +142,8 @@ def short(a):
         return repr(a.item() if isinstance(a, np.generic) else a)
     if type(a) is Traced:
         return f"(level {a.level} value)"
+    if type(a) is tuple and all(isinstance(x, (int, np.integer)) for x in a):
+        return repr(tuple(int(x) for x in a))  # axes a rule computed: (1, 0), not (np.int64(1), np.int64(0))
     text = repr(a)
     return text if len(text) <= 30 else type(a).__name__
 

@@ -150,13 +150,18 @@ class Trace:
 
     def __str__(self):
         pushed = [pushforward_rows(self.pushes, p) for p in self.pushforwards]
-        graphs = self._graphs()
-        annotate(self, graphs)
+        graphs = self.annotated_graphs()
         listings = [(p.level, pushforward_listing(self, k, p, graphs[k], *pushed[k]))
                     for k, p in enumerate(self.pushforwards)]
         listings += [(tape.level, tape_listing(self, k, tape, graphs[len(pushed) + k]))
                      for k, tape in enumerate(self.tapes)]
         return "\n".join(text for _, text in sorted(listings, key=lambda item: item[0]))
+
+    def annotated_graphs(self):
+        """Every level as a graph (pushforwards first, then tapes) with its outputs, notes and dead rows."""
+        graphs = self._graphs()
+        annotate(self, graphs)
+        return graphs
 
     def _graphs(self):
         """Every level as a graph (pushforwards first), each with its output rows where they are known."""
