@@ -14,10 +14,10 @@ from ._higher import hvp, jvp, linearize
 from ._holomorphic import holomorphic_grad
 from ._jacobian import hessian, jacfwd, jacobian, jacrev
 from ._kernels import warmup
+from ._rule_checks import stop_gradient
 from ._show import show, ties
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk
 from ._trace import Trace, trace
-from ._traced import stop_gradient
 from ._transforms import grad, value_and_grad, vjp
 from .numpy import abssum, maxabs, scaled, sumsq
 
