@@ -7,6 +7,7 @@
 """
 
 from . import numpy  # noqa: F401  (installs array behaviour on traced values)
+from ._compare import Comparison, compare
 from ._explain import Explanation, explain
 from ._ggn import ggnvp
 from ._gradcheck import GradcheckError, gradcheck
@@ -25,7 +26,7 @@ __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "jacrev", "jacfwd", "hessian", "hvp",
     "stop_gradient",
     "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "scaled", "warmup", "trace", "Trace",
-    "show", "ties", "explain", "Explanation",
+    "show", "ties", "explain", "Explanation", "compare", "Comparison",
     "holomorphic_grad", "ggnvp",
     "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk",
 ]
