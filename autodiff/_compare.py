@@ -20,7 +20,8 @@ from ._higher import hvp as _hvp
 from ._transforms import value_and_grad
 
 _INSTALL = {"torch": "pip install torch", "jax": "pip install jax (or this package's [compare] extra)"}
-_STEP = 1e-6  # central differences for the gradient; the HVP uses mixed second differences at 1e-4
+_STEPS = (1e-6, 2.5e-7)  # central differences for the gradient, at two steps to see that they settle
+_SECOND_STEPS = (1e-4, 2.5e-5)  # mixed second differences for H v
 
 
 class Result:
@@ -145,21 +146,28 @@ def _run_differences(fn, args, direction):
 
 
 def _gradient(fn, plain, k):
+    """The gradient of argument ``k`` by central differences at two steps; NaN where they do not settle
+    (no derivative there: ``sqrt`` at 0 from both sides)."""
+    return _settled(*[_central(fn, plain, k, h) for h in _STEPS])
+
+
+def _central(fn, plain, k, h):
     out = np.empty_like(plain[k])
     for i in np.ndindex(plain[k].shape):
         e = np.zeros_like(plain[k])
-        e[i] = _STEP
-        out[i] = (_at(fn, plain, {k: e}) - _at(fn, plain, {k: -e})) / (2 * _STEP)
+        e[i] = h
+        out[i] = (_at(fn, plain, {k: e}) - _at(fn, plain, {k: -e})) / (2 * h)
     return out
 
 
 def _hessian_times(fn, plain, direction, k):
-    """``(H v)`` for argument ``k``, from mixed second differences at two step sizes; NaN where they
-    disagree (the second derivative has no limit there, e.g. the Hessian of a norm at 0)."""
-    coarse = _mixed(fn, plain, direction, k, 1e-4)
-    fine = _mixed(fn, plain, direction, k, 2.5e-5)
-    agree = np.isclose(coarse, fine, rtol=1e-3, atol=1e-6)
-    return np.where(agree, fine, np.nan)
+    """``(H v)`` for argument ``k`` from mixed second differences at two steps; NaN where they do not
+    settle (the second derivative has no limit there, e.g. the Hessian of a norm at 0)."""
+    return _settled(*[_mixed(fn, plain, direction, k, h) for h in _SECOND_STEPS])
+
+
+def _settled(coarse, fine):
+    return np.where(np.isclose(coarse, fine, rtol=1e-3, atol=1e-6), fine, np.nan)
 
 
 def _mixed(fn, plain, direction, k, h):

@@ -88,3 +88,20 @@ def test_jax_agrees_on_smooth_functions_and_splits_clip_at_its_bounds():
     kink = compare(lambda xp, x: xp.sum(xp.clip(x, 0.0, 1.0)), np.array([0.0, 1.0]), against=("jax",))
     expected = jax.grad(lambda x: jax.numpy.sum(jax.numpy.clip(x, 0.0, 1.0)))(jax.numpy.array([0.0, 1.0]))
     assert np.allclose(kink.results["jax"].grad[0], np.asarray(expected))
+
+
+def test_the_semantics_page_is_what_its_generator_makes():
+    """docs/semantics.md's table is regenerated here: our column, torch's and finite differences' always,
+    JAX's where JAX is installed (elsewhere the generator keeps the committed cells)."""
+    import importlib.util
+    import os
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    spec = importlib.util.spec_from_file_location("gen_semantics", os.path.join(root, "docs", "gen_semantics.py"))
+    gen = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(gen)
+    with open(gen.PAGE, encoding="utf-8") as f:
+        page = f.read()
+    assert gen.BEGIN in page and gen.END in page
+    assert gen.regenerate(page) == page, "run `python -m docs.gen_semantics` and commit docs/semantics.md"
+    assert "(not generated" not in page  # the committed JAX column was generated with JAX installed
