@@ -40,7 +40,10 @@ from ._traced import Traced, _state
 from ._traced import stop_gradient as _stop_gradient
 
 _switch = [os.environ.get("AUTODIFF_CHECK_RULES", "") not in ("", "0")]
-_watched = {}  # id(traced argument) -> the _Watch of the rule call given it; empty unless a user rule runs nested
+# id(traced argument) -> the _Watch of the rule call given it; empty unless a user rule runs nested. One dict for
+# all threads: a rule running nested in two threads at once may at worst note a strip for the wrong call, and
+# the nudge test then decides, so a warning is never given for a rule that does not lose a dependence.
+_watched = {}
 
 
 class RuleWarning(UserWarning):
