@@ -41,8 +41,8 @@ from ._traced import stop_gradient as _stop_gradient
 
 _switch = [os.environ.get("AUTODIFF_CHECK_RULES", "") not in ("", "0")]
 # id(traced argument) -> the _Watch of the rule call given it; empty unless a user rule runs nested. One dict for
-# all threads: a rule running nested in two threads at once may at worst note a strip for the wrong call, and
-# the nudge test then decides, so a warning is never given for a rule that does not lose a dependence.
+# all threads, so that value_of stays one test of an empty dict: two threads running rules nested at once, on
+# the same traced object, may note a strip for the wrong call (a warning missed or misplaced, never a gradient).
 _watched = {}
 
 
