@@ -7,6 +7,8 @@
 """
 
 from . import numpy  # noqa: F401  (installs array behaviour on traced values)
+from ._compare import Comparison, compare
+from ._explain import Explanation, explain
 from ._ggn import ggnvp
 from ._gradcheck import GradcheckError, gradcheck
 from ._higher import hvp, jvp, linearize
@@ -14,10 +16,10 @@ from ._holomorphic import holomorphic_grad
 from ._hvp_operator import HvpOperator, hvp_operator
 from ._jacobian import hessian, jacfwd, jacobian, jacrev
 from ._kernels import warmup
+from ._rule_checks import stop_gradient
 from ._show import show, ties
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk
 from ._trace import Trace, trace
-from ._traced import stop_gradient
 from ._transforms import grad, value_and_grad, vjp
 from .numpy import abssum, maxabs, scaled, sumsq
 
@@ -26,7 +28,7 @@ __all__ = [
     "hvp_operator", "HvpOperator",
     "stop_gradient",
     "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "scaled", "warmup", "trace", "Trace",
-    "show", "ties",
+    "show", "ties", "explain", "Explanation", "compare", "Comparison",
     "holomorphic_grad", "ggnvp",
     "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk",
 ]

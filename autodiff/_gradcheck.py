@@ -28,20 +28,38 @@ def gradcheck(f, *args, order=1, eps=1e-6, rtol=None, atol=None, seed=0):
     a trustworthy oracle; the gradient must also keep each leaf's dtype.
     ``order=2`` checks the VJP of the VJP the same way.  Tolerances default
     by dtype.  Raises :class:`GradcheckError` naming the key path of the
-    worst leaf and both numbers; returns ``True`` otherwise.
+    worst leaf, both numbers and the order that failed; returns ``True`` otherwise.
+
+    Complex leaves follow the declared convention (JAX's, ``docs/complex.md``):
+    a cotangent pairs with a tangent by ``Re(sum(u * v))``, unconjugated, so a
+    rule written with torch's conjugated convention fails here.
 
     >>> import numpy as np
     >>> import autodiff.numpy as anp
     >>> gradcheck(lambda x: anp.sin(x) * x, np.array([0.5, 1.0]), order=2)
     True
+    >>> from autodiff.extend import primitive, defvjp, value_of
+    >>> flat_sin = primitive(np.sin, "flat_sin")
+    >>> defvjp(flat_sin, lambda g, ans, x: g * np.cos(value_of(x)))  # value_of: a constant to the outer level
+    >>> gradcheck(flat_sin, 0.5)
+    True
+    >>> gradcheck(flat_sin, 0.5, order=2)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    autodiff._gradcheck.GradcheckError: gradcheck: derivative at arg 0 ... (order 2: the VJP of the VJP, eps 1e-06)
     """
     rng = np.random.default_rng(seed)
     f, args = _constants_closed_over(f, args)
     if order == 2:
         u = _random_like(f(*args), rng)
-        return gradcheck(_vjp_of(f, u), *args, order=1, eps=eps, rtol=rtol, atol=atol, seed=seed + 1)
+        rng = np.random.default_rng(seed + 1)
+        return _check(_vjp_of(f, u), args, rng, "order 2: the VJP of the VJP", eps, rtol, atol)
     if order != 1:
         raise ValueError(f"gradcheck: order must be 1 or 2, got {order!r}")
+    return _check(f, args, rng, "order 1", eps, rtol, atol)
+
+
+def _check(f, args, rng, order, eps, rtol, atol):
+    """Compare ``f``'s VJP with finite differences leaf by leaf; raise naming the worst leaf and ``order``."""
     out, pullback = vjp(f, *args)
     u = _random_like(out, rng)
     grads = pullback(u)
@@ -59,7 +77,7 @@ def gradcheck(f, *args, order=1, eps=1e-6, rtol=None, atol=None, seed=0):
         raise GradcheckError(
             f"gradcheck: derivative at {format_path(path)} disagrees with finite "
             f"differences: vjp gives {analytic:.10g}, finite differences give "
-            f"{numeric:.10g} (order {order}, eps {eps})"
+            f"{numeric:.10g} ({order}, eps {eps})"
         )
     return True
 

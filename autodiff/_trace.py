@@ -16,18 +16,25 @@ import numpy as np
 from . import _backward, _forward
 from ._arguments import is_differentiable
 from ._higher import jvp
-from ._jvp_rules import _jvp_rules
+from ._listing import describe, input_value, pushforward_listing, tape_listing
+from ._provenance import annotate, pushforward_graph, pushforward_rows, seeded_rows, tape_graph
 from ._tangents import Thunk, ZeroTangent
 from ._traced import Traced, _state, value_of
 from ._transforms import vjp
 from ._trees import dotted, leaves
 
+_input_value = input_value  # autodiff._dot reads an inner tape's input through this name
 
-def trace(f, *args, tangents=None):
-    """Differentiate ``f`` at ``args`` (pulling back ones) and return a :class:`Trace` of it.
 
-    With ``tangents`` (one per argument, as for ``jvp``) it pushes them forward
-    instead, ``jvp(f, args, tangents)``, and lists the pushforward.
+def trace(f, *args, tangents=None, cotangent=None):
+    """Differentiate ``f`` at ``args`` and return a :class:`Trace` of it.
+
+    Reverse mode pulls back ``cotangent`` (shaped like ``f``'s output; ones
+    when not given).  With ``tangents`` (one per argument, as for ``jvp``) it
+    pushes them forward instead, ``jvp(f, args, tangents)``, and lists the
+    pushforward.  Constants with at most six elements print by value; what
+    an inner level's backward pass recorded on an outer one, and which
+    entries are dead, is noted after ``#`` (:mod:`autodiff._provenance`).
 
     >>> import numpy as np
     >>> import autodiff.numpy as anp
@@ -44,7 +51,11 @@ def trace(f, *args, tangents=None):
       %3 sum: got dense float64[] -> %2 dense float64[3]
       %2 multiply: got dense float64[3] -> %1 dense float64[3]
       %1 sin: got dense float64[3] -> %0 x dense float64[3]
+    >>> trace(lambda x: x * x, 3.0, cotangent=0.5).gradients
+    (3.0,)
     """
+    if tangents is not None and cotangent is not None:
+        raise TypeError("trace: give tangents= (forward mode) or cotangent= (reverse mode), not both")
     record = Trace(_argument_names(f, len(args)))
     record.args = args
     _state.tracer = record
@@ -57,7 +68,7 @@ def trace(f, *args, tangents=None):
         out, pullback = vjp(f, *args)
         record.name_inputs(args)
         record.output = out
-        record.gradients = pullback(_ones_like(out))
+        record.gradients = pullback(_ones_like(out) if cotangent is None else cotangent)
     finally:
         _backward.observers.remove(record.observe)
         _forward.observers.remove(record.observe_push)
@@ -66,10 +77,16 @@ def trace(f, *args, tangents=None):
 
 
 def _argument_names(f, n):
+    """The names of ``f``'s first ``n`` positional parameters; ``arg{i}`` past them (or for ``*args``)."""
     try:
-        names = list(inspect.signature(f).parameters)
+        params = inspect.signature(f).parameters.values()
     except (TypeError, ValueError):
-        names = []
+        params = []
+    names = []
+    for p in params:
+        if p.kind not in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD):
+            break
+        names.append(p.name)
     return (names + [f"arg{i}" for i in range(len(names), n)])[:n]
 
 
@@ -92,6 +109,7 @@ class Trace:
         self.arg_names = arg_names
         self.tapes = []
         self.events = []  # (tape, index, entry, g, parent cotangents or None when skipped as zero)
+        self.marks = []  # per event: how far every level had got when its pullback returned
         self.input_names = {}  # (id(tape), index) -> key path of a model leaf
         self.output = None
         self.gradients = None
@@ -103,6 +121,9 @@ class Trace:
     def observe(self, tape, index, entry, g, parent_cts):
         if any(t is tape for t in self.tapes):
             self.events.append((tape, index, entry, g, parent_cts))
+            marks = {id(t): len(t.entries) for t in self.tapes}
+            marks.update((id(p), len(self.pushes)) for p in self.pushforwards)
+            self.marks.append(marks)
 
     def observe_push(self, level, prim, args, kwargs, result):
         if any(p is level for p in self.pushforwards):
@@ -128,71 +149,31 @@ class Trace:
                 position += 1
 
     def __str__(self):
-        listings = [(p.level, self._pushforward_listing(k, p)) for k, p in enumerate(self.pushforwards)]
-        listings += [(tape.level, self._tape_listing(k, tape)) for k, tape in enumerate(self.tapes)]
+        pushed = [pushforward_rows(self.pushes, p) for p in self.pushforwards]
+        graphs = self.annotated_graphs()
+        listings = [(p.level, pushforward_listing(self, k, p, graphs[k], *pushed[k]))
+                    for k, p in enumerate(self.pushforwards)]
+        listings += [(tape.level, tape_listing(self, k, tape, graphs[len(pushed) + k]))
+                     for k, tape in enumerate(self.tapes)]
         return "\n".join(text for _, text in sorted(listings, key=lambda item: item[0]))
 
-    def _pushforward_listing(self, k, level):
-        """Each push at ``level``: ``%n = op(...) -> primal  tangent ...``, inputs first seen as ``in``."""
-        lines, numbers, count = [f"pushforward {k + 1} (level {level.level})"], {}, 0
-        names = {id(leaf): name + dotted(path) for arg, name in zip(self.args, self.arg_names)
-                 for path, leaf in leaves(arg, ())}
-        for lvl, prim, args, kwargs, result in self.pushes:
-            if lvl is not level:
-                continue
-            for a in args:
-                if type(a) is Traced and a.tape is level and id(a) not in numbers:
-                    numbers[id(a)], count = count, count + 1
-                    name = names.get(id(a.value)) or self._value_name(a.value)
-                    lines.append(f"  in  %{numbers[id(a)]} {name} {_describe(a.value)}  tangent {_tangent(a)}")
-            shown = ", ".join(f"%{numbers[id(a)]}" if id(a) in numbers else _short(a) for a in args)
-            extra = "".join(f", {k}={v!r}" for k, v in kwargs.items() if k != "dtype" or v is not None)
-            numbers[id(result)] = numbers[id(result.value)] = count
-            count += 1
-            lines.append(f"  %{numbers[id(result)]} = {prim.__name__}({shown}{extra}) -> "
-                         f"{_describe(result.value)}  tangent {_tangent(result)}{_how(prim, args, level)}")
-        if k == 0 and self.tangent is not None:
-            outs = [f"%{numbers[id(leaf)]}" for _, leaf in leaves(self.output, ()) if id(leaf) in numbers]
-            lines.append("  out " + (", ".join(outs) or "(a constant: it does not depend on the direction)"))
-        return "\n".join(lines)
+    def annotated_graphs(self):
+        """Every level as a graph (pushforwards first, then tapes) with its outputs, notes and dead rows."""
+        graphs = self._graphs()
+        annotate(self, graphs)
+        return graphs
 
-    def _value_name(self, value):
-        if type(value) is Traced and any(t is value.tape for t in self.tapes):
-            return f"(tape {[id(t) for t in self.tapes].index(id(value.tape)) + 1} %{value.index})"
-        return "input"
-
-    def _tape_listing(self, k, tape):
-        lines = [f"tape {k + 1} (level {tape.level})"]
-        uses = _uses(tape)
-        for i, entry in enumerate(tape.entries):
-            lines.append("  " + self._entry_line(tape, i, entry, uses))
-        if k == 0 and self.output is not None and self.tangent is None:
-            outs = ", ".join(f"%{i}" for i in _output_indices(self, tape))
-            lines.append("  out " + (outs or "(a constant: it does not depend on the inputs)"))
-        return "\n".join(lines)
-
-    def _entry_line(self, tape, i, entry, uses):
-        prim, parents, argnums, ans, args, kwargs = entry
-        if prim is None:
-            name = self.input_names.get((id(tape), i), self._outer_name(tape, i))
-            used = uses.get(i, [])
-            tie = f"  used by {', '.join(f'%{u}' for u in used)}" if len(used) > 1 else ""
-            return f"in  %{i} {name} {_describe(_input_value(tape, i))}{tie}"
-        shown = _arguments(args, argnums, parents)
-        consts = [_describe(a, "const ") for k, a in enumerate(args) if k not in argnums and _is_array(a)]
-        saved = [f"%{p}" for p in parents] + consts
-        extra = "".join(f", {k}={v!r}" for k, v in kwargs.items() if k != "dtype" or v is not None)
-        return (f"%{i} = {prim.__name__}({shown}{extra}) -> {_describe(ans)}"
-                f"  keeps {', '.join(saved) if saved else 'nothing'}")
-
-    def _outer_name(self, tape, i):
-        value = _input_value(tape, i)
-        if type(value) is Traced and any(p is value.tape for p in self.pushforwards):
-            return f"(pushforward {[id(p) for p in self.pushforwards].index(id(value.tape)) + 1} value)"
-        for other in self.tapes:
-            if type(value) is Traced and value.tape is other:
-                return f"(tape {self.tapes.index(other) + 1} %{value.index})"
-        return "input"
+    def _graphs(self):
+        """Every level as a graph (pushforwards first), each with its output rows where they are known."""
+        graphs = [pushforward_graph(self.pushes, p, f"pushforward {k + 1}") for k, p in enumerate(self.pushforwards)]
+        if graphs and self.tangent is not None:
+            rows = pushforward_rows(self.pushes, self.pushforwards[0])[1]
+            graphs[0].outputs = [rows[id(leaf)] for _, leaf in leaves(self.output, ()) if id(leaf) in rows]
+        for k, tape in enumerate(self.tapes):
+            graphs.append(tape_graph(tape, f"tape {k + 1}"))
+            first = k == 0 and self.output is not None and self.tangent is None
+            graphs[-1].outputs = _output_indices(self, tape) if first else seeded_rows(self, tape)
+        return graphs
 
     def backward(self):
         """The backward listing: pullbacks that ran, cotangent kinds, accumulation points."""
@@ -236,33 +217,6 @@ class Trace:
         return out
 
 
-def _tangent(d):
-    """A dual's tangent: ``zero`` (symbolic) or ``dtype[shape]``."""
-    t = d.tangent
-    if type(t) is tuple:
-        return "(" + ", ".join("zero" if type(x) is ZeroTangent else _describe(x) for x in t) + ")"
-    return "zero" if type(t) is ZeroTangent else _describe(t)
-
-
-def _how(prim, args, level):
-    """Which forward rule ran: none (every tangent in was zero), the op's own, or its pullback's linearisation."""
-    if not any(type(a) is Traced and a.tape is level and type(a.tangent) is not ZeroTangent for a in args):
-        return "  (zeros in: no rule ran)"
-    return "  (jvp rule)" if prim in _jvp_rules else "  (via its pullback)"
-
-
-def _input_value(tape, i):
-    return tape.entries[i][3]  # an input entry keeps the value it stands for
-
-
-def _uses(tape):
-    uses = {}
-    for j, entry in enumerate(tape.entries):
-        for p in entry[1]:
-            uses.setdefault(p, []).append(j)
-    return uses
-
-
 def _output_indices(record, tape):
     out = []
     for _, leaf in leaves(record.output, ()):
@@ -271,45 +225,6 @@ def _output_indices(record, tape):
                 out.append(j)
                 break
     return out
-
-
-def _arguments(args, argnums, parents):
-    """Each operand: a traced one as ``%k:dtype[shape]``, a constant by its value or type."""
-    by_position = dict(zip(argnums, parents))
-    return ", ".join(f"%{by_position[k]}:{_describe(a)}" if k in by_position else _short(a)
-                     for k, a in enumerate(args))
-
-
-def _short(a):
-    if _is_array(a):
-        return _describe(a, "const ")
-    if isinstance(a, (float, int, complex, np.generic)):
-        return repr(a.item() if isinstance(a, np.generic) else a)
-    if type(a) is Traced:
-        return f"(level {a.level} value)"
-    text = repr(a)
-    return text if len(text) <= 30 else type(a).__name__
-
-
-def _is_array(a):
-    return isinstance(a, np.ndarray) or (type(a) is Traced and np.ndim(_plain(a)) > 0)
-
-
-def _plain(a):
-    while type(a) is Traced:
-        a = a.value
-    return a
-
-
-def _describe(value, prefix=""):
-    v = _plain(value)
-    if isinstance(v, tuple):
-        return "(" + ", ".join(_describe(x) for x in v) + ")"
-    if v is None:
-        return "?"
-    level = f" @level {value.level}" if type(value) is Traced else ""
-    shape = ",".join(map(str, np.shape(v)))
-    return f"{prefix}{np.result_type(v)}[{shape}]{level}"
 
 
 def kind(ct):
@@ -340,6 +255,6 @@ def _ct(c):
     k = kind(c)
     if k == "dense" or k == "thunk (evaluated)":
         v = c() if type(c) is Thunk else c
-        return f"{k} {_describe(v)}"
+        return f"{k} {describe(v)}"
     return k
 

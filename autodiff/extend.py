@@ -19,6 +19,8 @@ module alone.
 12.0
 """
 
+import sys
+
 from ._arguments import is_differentiable
 from ._containers import (
     Node,
@@ -33,8 +35,9 @@ from ._forward import jvp_via_ad
 from ._jvp_rules import _jvp_rules, joint_jvp, linear_jvp, per_argument_jvp
 from ._layouts import Layout, LayoutCache, compile_layout
 from ._primitive import Primitive, _rules, joint_rule, per_argument_rule
+from ._rule_checks import RuleWarning, check_rules, guarded, value_of
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, add_tangents, unthunk
-from ._traced import Traced, value_of
+from ._traced import Traced
 from ._via_ad import vjp_via_ad
 
 __all__ = [
@@ -43,7 +46,7 @@ __all__ = [
     "is_differentiable", "register_container", "register_leaf", "node_of", "Node", "registry_version",
     "fields_getter", "set_trainable_filter", "compile_layout", "Layout", "LayoutCache",
     "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents", "vjp_via_ad",
-    "known_reduction",
+    "known_reduction", "check_rules", "RuleWarning",
 ]
 
 
@@ -52,7 +55,7 @@ def primitive(fun, name=None):
     return Primitive(fun, name)
 
 
-def defvjp(prim, *vjps):
+def defvjp(prim, *vjps, check=None):
     """Register one pullback per positional argument of ``prim``.
 
     ``vjps[i](g, ans, *args, **kwargs)`` returns the cotangent of argument
@@ -60,18 +63,35 @@ def defvjp(prim, *vjps):
     must be written with differentiable ops (``autodiff.numpy``) so that
     higher derivatives work, and may return ``ZeroTangent()`` or a ``Thunk``.
     ``None`` marks an argument that cannot be differentiated.
+
+    ``check=True`` gradchecks the rule at orders 1 and 2 at its first call
+    (``False`` never; ``None`` when :func:`check_rules` is on).  A pullback
+    that strips tracing from an argument it needs, so that the second
+    derivative would silently be zero, warns with a :class:`RuleWarning`
+    (see :mod:`autodiff._rule_checks`).
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> wrong = primitive(np.sin, "wrong_sin")
+    >>> defvjp(wrong, lambda g, ans, x: g * np.sin(x), check=True)  # should be cos
+    >>> autodiff.grad(wrong)(0.5)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    autodiff._gradcheck.GradcheckError: wrong_sin: its rule fails gradcheck at its first call ...(order 1, eps 1e-06)
     """
-    _rules[prim] = per_argument_rule(prim.__name__, vjps)
+    rule = per_argument_rule(prim.__name__, vjps)
+    _rules[prim] = guarded(prim, rule, check, vjps, sys._getframe(1).f_globals.get("__name__", ""))
 
 
-def defvjp_joint(prim, pullback):
+def defvjp_joint(prim, pullback, check=None):
     """Register one pullback for all arguments at once.
 
     ``pullback(g, ans, *args, **kwargs)`` returns a sequence with one
     cotangent per positional argument.  Only those of traced arguments are
     used: wrap costly ones in ``Thunk`` so that a constant's is never computed.
+    ``check`` is as for :func:`defvjp`.
     """
-    _rules[prim] = joint_rule(pullback)
+    rule = joint_rule(pullback)
+    _rules[prim] = guarded(prim, rule, check, pullback, sys._getframe(1).f_globals.get("__name__", ""))
 
 
 def defjvp(prim, *jvps):

@@ -128,3 +128,125 @@ def test_ties_shows_where_each_tied_gradient_went():
     assert text.startswith("model.embed = model.head.weight  float64[2]: gradient at model.embed (norm ")
     assert text.endswith("None at model.head.weight")
     assert autodiff.gradcheck(lambda m: anp.sum(m["embed"] * 2.0) + anp.sum(m["head"]["weight"]), model)
+
+
+# The listing's notes on issue 19's second-order program: the HVP of Σ sin(x)·x + Σ sign(x), with a dead exp.
+
+def _f_with_dead_exp(x):
+    anp.exp(x)
+    return anp.sum(anp.sin(x) * x) + anp.sum(anp.sign(x))
+
+
+_X, _V = np.array([0.5, -1.0]), np.array([1.0, 0.5])
+
+
+def _tapes(listing):
+    """{tape title: [its lines]} for a listing."""
+    tapes, current = {}, None
+    for line in listing.splitlines():
+        if not line.startswith(" "):
+            current = tapes.setdefault(line, [])
+        else:
+            current.append(line.strip())
+    return tapes
+
+
+def _entry(lines, name):
+    return [line for line in lines if f"= {name}(" in line]
+
+
+def test_cotangent_is_pulled_back_and_reverse_over_reverse_gives_the_hvp():
+    t = trace(lambda x: autodiff.grad(_f_with_dead_exp)(x), _X, cotangent=_V)
+    assert np.allclose(t.gradients[0], autodiff.hvp(_f_with_dead_exp, _X, _V))
+    u = np.array([2.0, -3.0])
+    _, pullback = autodiff.vjp(lambda x: anp.sin(x) * x, _X)
+    assert np.allclose(trace(lambda x: anp.sin(x) * x, _X, cotangent=u).gradients[0], pullback(u)[0])
+
+
+def test_cotangent_and_tangents_together_are_refused():
+    import pytest
+
+    with pytest.raises(TypeError, match="not both"):
+        trace(anp.sin, 0.5, tangents=(1.0,), cotangent=1.0)
+
+
+def test_dead_entries_are_those_with_no_path_to_out():
+    tapes = _tapes(str(trace(lambda x: autodiff.grad(_f_with_dead_exp)(x), _X, cotangent=_V)))
+    inner = tapes["tape 2 (level 2)"]
+    assert [line.split(" =")[0] for line in inner if "# dead" in line] == ["%1"]  # only the exp
+    assert "# dead" in _entry(inner, "exp")[0] and "# dead" not in _entry(inner, "sign")[0]
+    outer = tapes["tape 1 (level 1)"]
+    assert "# dead" in _entry(outer, "exp")[0] and "# dead" not in _entry(outer, "sin")[0]
+    assert not any("# dead" in line for line in _entry(outer, "sin_backward"))
+
+
+def test_every_tape_has_an_out_line_and_an_inner_one_is_the_inner_output():
+    tapes = _tapes(str(trace(lambda x: autodiff.grad(_f_with_dead_exp)(x), _X, cotangent=_V)))
+    assert tapes["tape 1 (level 1)"][-1] == "out %11" and "= add(%9" in tapes["tape 1 (level 1)"][-2]
+    inner = tapes["tape 2 (level 2)"]
+    assert inner[-1] == "out %7" and inner[-2].startswith("%7 = add(")
+    never = _tapes(str(trace(lambda x: autodiff.vjp(anp.sin, x)[0] * x, 0.5)))["tape 2 (level 2)"]
+    assert never[-1].startswith("out ? (no pullback ran on this tape")
+
+
+def test_provenance_names_the_inner_entry_whose_pullback_recorded_an_outer_entry():
+    marker = primitive(lambda g: g, "marker")  # an op only `tagged`'s pullback records
+    defvjp(marker, lambda g, ans, x: marker(g))
+    tagged = primitive(np.sin, "tagged")
+    defvjp(tagged, lambda g, ans, x: marker(g) * anp.cos(x))
+    t = trace(lambda x: autodiff.grad(lambda y: anp.sum(anp.exp(y) * tagged(y)))(x), _X)
+    tapes = _tapes(str(t))
+    inner = tapes["tape 2 (level 2)"]
+    tagged_index = _entry(inner, "tagged")[0].split(" =")[0]
+    outer = tapes["tape 1 (level 1)"]
+    assert _entry(outer, "marker")[0].endswith(f"# pullback of tape 2 {tagged_index}")
+    assert _entry(outer, "cos")[0].endswith(f"# pullback of tape 2 {tagged_index}")
+    assert _entry(outer, "tagged")[0].endswith(f"# forward of tape 2 {tagged_index}")
+
+
+def test_sums_of_cotangents_are_told_from_the_functions_own_adds():
+    t = trace(lambda x: autodiff.grad(lambda y: anp.sum(anp.sin(y) * y))(x) + x, _X)
+    adds = _entry(_tapes(str(t))["tape 1 (level 1)"], "add")
+    assert adds[0].endswith("# sum of cotangents for tape 2 %0")  # y's two cotangents
+    assert "#" not in adds[1]  # `+ x`, written by the traced function
+
+
+def test_third_order_sums_are_found_whether_the_pass_adds_before_or_after_reporting():
+    t = trace(lambda x: autodiff.grad(lambda y: autodiff.grad(lambda z: anp.sin(z) * z)(y))(x), 0.5)
+    outer = _tapes(str(t))["tape 1 (level 1)"]
+    assert [line.split("  # ")[-1] for line in _entry(outer, "add")][-2:] == ["sum of cotangents for tape 2 %0"] * 2
+    assert autodiff.grad(autodiff.grad(autodiff.grad(lambda z: anp.sin(z) * z)))(0.5) == t.gradients[0]
+
+
+def test_small_constants_print_by_value_and_large_ones_by_type():
+    listing = str(trace(lambda x: anp.sum(x * np.arange(6.0)) + anp.sum(x[0] * np.ones(7)), np.ones(6)))
+    assert "multiply(%0:float64[6], [0.0, 1.0, 2.0, 3.0, 4.0, 5.0])" in listing
+    assert "const float64[7]" in listing
+    listing = str(trace(lambda x: anp.sum(x * np.array([0.5, 2.0], np.float32)), np.ones(2, np.float32)))
+    assert "[0.5, 2.0]:float32" in listing
+
+
+def test_forward_listing_shows_primal_and_tangent_per_op_and_no_tape():
+    cube = primitive(lambda x: x ** 3, "cube_no_jvp")
+    defvjp(cube, lambda g, ans, x: g * 3.0 * x * x)
+    t = trace(lambda x: anp.sin(cube(x)), np.ones(2), tangents=(np.ones(2),))
+    assert t.tapes == [] and str(t).splitlines() == [  # pushed through its pullback: no tape of its own shown
+        "pushforward 1 (level 1)",
+        "  in  %0 x float64[2]  tangent float64[2]",
+        "  %1 = cube_no_jvp(%0) -> float64[2]  tangent float64[2]  (via its pullback)",
+        "  %2 = sin(%1) -> float64[2]  tangent float64[2]  (jvp rule)",
+        "  out %2",
+    ]
+
+
+def test_forward_over_reverse_listing_has_the_same_notes():
+    t = trace(lambda x: autodiff.grad(_f_with_dead_exp)(x), _X, tangents=(_V,))
+    assert np.allclose(t.tangent, autodiff.hvp(_f_with_dead_exp, _X, _V))
+    push = _tapes(str(t))["pushforward 1 (level 1)"]
+    assert "# dead; forward of tape 1 %1" in _entry(push, "exp")[0]
+    assert _entry(push, "sin_backward")[0].endswith("# pullback of tape 1 %2")
+
+
+def test_a_function_taking_star_args_gets_positional_names():
+    t = trace(autodiff.grad(lambda y: anp.sum(anp.sin(y))), _X, tangents=(_V,))
+    assert "in  %0 arg0 float64[2]" in str(t)

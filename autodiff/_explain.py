@@ -1,0 +1,185 @@
+"""explain: what one primitive's rule records, at first and second order, without writing a program around it.
+
+``explain(prim, *args)`` traces the chain forward -> pullback -> pullback of
+the pullback at ``args``: the primitive's pullback ``g -> cotangent of x`` and
+the pullback of that, ``h -> cotangents of x and g``, are differentiated as
+functions, so every op a rule calls is recorded on the tape of its level and
+listed with the notes of :func:`autodiff.trace` (``# pullback of tape 3 %1``:
+that op was recorded by the pullback of the primitive's entry).
+"""
+
+import inspect
+
+import numpy as np
+
+from ._arguments import is_differentiable
+from ._listing import tape_listing
+from ._primitive import Primitive
+from ._trace import trace
+from ._traced import Traced, value_of
+from ._transforms import vjp
+from ._trees import rebuild_node, transform
+
+_TITLES = {
+    "forward": "forward: the primitive records one entry",
+    "composite": "forward: {name} is not a primitive, so each op it calls records an entry",
+    1: "order 1: its pullback, from the output cotangent {g} to the cotangent of {x}, records these ops",
+    2: "order 2: the pullbacks of those ops, from {h} to the cotangents of {x} and {g}, record these",
+}
+
+
+def explain(prim, *args, order=2, **kwargs):
+    """The ops ``prim``'s rule records at ``args``: its forward, its pullback (order 1), and the pullbacks of
+    that pullback's ops (order 2), each on the tape of its level, innermost first.
+
+    ``args`` are example arguments: the float ones are differentiated, the
+    others (and ``kwargs``) are held constant.  The output cotangent ``g``
+    and, at order 2, the cotangents ``h`` of the first-order result are
+    traced inputs (ones).  Works for built-in primitives and for those made
+    with :func:`autodiff.extend.primitive` (any other function works too: its
+    forward is then the ops it calls).  Returns an :class:`Explanation`, whose
+    text is the listing (``str(e)``, or the REPL's display), like a jaxpr.
+
+    >>> import autodiff.numpy as anp
+    >>> explain(anp.sin, 0.5, order=1)
+    explain sin at x = 0.5
+    forward: the primitive records one entry
+    tape 2 (level 2)
+      in  %0 x (tape 1 %0) float64[] @level 1
+      %1 = sin(%0:float64[] @level 1) -> float64[] @level 1  keeps %0
+      out %1
+    order 1: its pullback, from the output cotangent g to the cotangent of x, records these ops
+    tape 1 (level 1)
+      in  %0 x float64[]  used by %2, %3
+      in  %1 g float64[]
+      %2 = sin(%0:float64[]) -> float64[]  keeps %0  # dead; forward of tape 2 %1
+      %3 = sin_backward(%1:float64[], %0:float64[]) -> float64[]  keeps %1, %0  # pullback of tape 2 %1
+      out %3
+    """
+    if order not in (1, 2):
+        raise ValueError(f"explain: order must be 1 or 2, got {order!r}")
+    wrt = [i for i, a in enumerate(args) if is_differentiable(a)]
+    if not wrt:
+        raise TypeError(
+            f"explain({prim.__name__}, ...): no float argument to differentiate; pass example arguments "
+            "such as explain(anp.sin, 0.5) or explain(anp.matmul, np.ones((2, 3)), np.ones((3, 2)))"
+        )
+    xs = [args[i] for i in wrt]
+    x_names = _names(prim, args, wrt)
+
+    def forward(*values):
+        full = list(args)
+        for i, v in zip(wrt, values):
+            full[i] = v
+        return prim(*full, **kwargs)
+
+    chain, inputs, names = _chain(forward, xs, x_names, order)
+    record = trace(_named(chain, names), *inputs)
+    _name_inner_inputs(record)
+    return Explanation(prim, args, wrt, x_names, record, order)
+
+
+def _chain(forward, xs, x_names, order):
+    """``forward`` and its pullbacks as functions of (primals, cotangents): the one to trace at ``order``."""
+    g = _ones_like(forward(*xs))
+    first = _pullback_as_function(forward, len(xs), lambda ct: ct[0])
+    if order == 1:
+        return first, xs + [g], x_names + ["g"]
+    h = list(_ones_like(first(*xs, g)))
+    second = _pullback_as_function(first, len(xs) + 1, tuple)
+    return second, xs + [g] + h, x_names + ["g"] + _h_names(x_names)
+
+
+def _pullback_as_function(f, n, cotangent):
+    """``(*primals, *cotangents) -> cotangents of the primals``: ``f``'s pullback, differentiable in both;
+    ``cotangent`` makes the trailing values into the cotangent of ``f``'s output."""
+
+    def pullback(*values):
+        _, pull = vjp(f, *values[:n])
+        return pull(cotangent(values[n:]))
+
+    return pullback
+
+
+def _named(f, names):
+    """``f`` with a signature naming its positional arguments, so the listing names its inputs."""
+    f.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    return f
+
+
+def _names(prim, args, wrt):
+    """The differentiated arguments' names: the primitive's own parameter names when it has them,
+    else ``x`` (one) or ``x1, x2, ...`` as numpy calls them."""
+    try:
+        params = [p.name for p in inspect.signature(getattr(prim, "fun", prim)).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    if len(params) >= len(args):
+        return [params[i] for i in wrt]
+    return ["x"] if len(wrt) == 1 else [f"x{i + 1}" for i in wrt]
+
+
+def _h_names(x_names):
+    return ["h"] if len(x_names) == 1 else ["h_" + n for n in x_names]
+
+
+def _ones_like(out):
+    def leaf_fn(path, leaf):
+        v = value_of(leaf)
+        if v is None:
+            return None
+        return np.ones_like(v) if np.ndim(v) else np.result_type(v).type(1)
+
+    return transform(out, leaf_fn, rebuild_node)
+
+
+def _name_inner_inputs(record):
+    """An inner tape's input stands for an outer value: name it after that value's input, if it is one."""
+    for tape in record.tapes[1:]:
+        for i, entry in enumerate(tape.entries):
+            value = entry[3]
+            if entry[0] is not None or type(value) is not Traced:
+                continue
+            outer = next((k for k, t in enumerate(record.tapes) if t is value.tape), None)
+            name = record.input_names.get((id(value.tape), value.index)) if outer is not None else None
+            if name is not None:
+                record.input_names[(id(tape), i)] = f"{name.split(' (')[0]} (tape {outer + 1} %{value.index})"
+
+
+class Explanation:
+    """The text :func:`explain` produced, and the :class:`~autodiff.Trace` it was read from (``.trace``)."""
+
+    def __init__(self, prim, args, wrt, x_names, record, order):
+        self.prim, self.trace, self.order = prim, record, order
+        self._header = f"explain {prim.__name__} at " + ", ".join(
+            f"{n} = {_value_text(args[i])}" for n, i in zip(x_names, wrt))
+        self._names = {"x": " and ".join(x_names), "g": "g", "h": " and ".join(_h_names(x_names)),
+                       "name": prim.__name__}
+        self._forward = "forward" if isinstance(prim, Primitive) else "composite"
+
+    def __str__(self):
+        record = self.trace
+        graphs = record.annotated_graphs()[len(record.pushforwards):]
+        lines, titled = [self._header], set()
+        for k in sorted(range(len(record.tapes)), key=lambda k: -record.tapes[k].level):  # the forward first
+            level = record.tapes[k].level
+            lines.append(self._title(level) if level not in titled else f"a tape the rule opened (level {level})")
+            titled.add(level)
+            lines.append(tape_listing(record, k, record.tapes[k], graphs[k]))
+        return "\n".join(lines)
+
+    def _title(self, level):
+        order = self.order + 1 - level
+        return _TITLES[self._forward if order == 0 else order].format(**self._names)
+
+    __repr__ = __str__
+
+
+def _value_text(a):
+    v = value_of(a)
+    if np.ndim(v) == 0:
+        return repr(v.item() if isinstance(v, np.generic) else v)
+    return f"{np.result_type(v)}[{','.join(map(str, np.shape(v)))}]"
+

@@ -1,0 +1,184 @@
+"""The text of a trace's listing: one line per tape entry or push, then the level's ``out`` line.
+
+A traced operand prints as ``%k:dtype[shape]`` (in a pushforward just ``%k``),
+a constant by its value when it has at most ``SHOWN`` elements
+(``[1.0, 0.5]``, with its dtype when that is not float64, int64 or bool),
+otherwise as ``const dtype[shape]``.  What :mod:`autodiff._provenance`
+found about a line follows it after ``#``: ``dead`` and who recorded it.
+"""
+
+import numpy as np
+
+from ._jvp_rules import _jvp_rules
+from ._tangents import ZeroTangent
+from ._traced import Traced
+from ._trees import dotted, leaves
+
+SHOWN = 6  # a constant with at most this many elements is printed by value
+_PLAIN_DTYPES = frozenset(map(np.dtype, (np.float64, np.int64, np.bool_)))
+
+
+def tape_listing(record, k, tape, graph):
+    """``tape k (level L)``, each entry with its notes, and the ``out`` line."""
+    lines = [f"tape {k + 1} (level {tape.level})"]
+    uses = _uses(tape)
+    for i, entry in enumerate(tape.entries):
+        lines.append("  " + _entry_line(record, tape, i, entry, uses) + notes(graph, i))
+    lines.append("  out " + _outputs_text(graph, "the inputs"))
+    return "\n".join(lines)
+
+
+def pushforward_listing(record, k, level, graph, rows, numbers):
+    """``pushforward k (level L)``: each input and push with primal and tangent, then ``out`` when known."""
+    lines = [f"pushforward {k + 1} (level {level.level})"]
+    names = {id(leaf): name + dotted(path) for arg, name in zip(record.args, record.arg_names)
+             for path, leaf in leaves(arg, ())}
+    for j, (kind, item, _) in enumerate(rows):
+        if kind == "in":
+            name = names.get(id(item.value)) or _value_name(record, item.value)
+            lines.append(f"  in  %{j} {name} {describe(item.value)}  tangent {_tangent(item)}")
+        else:
+            lines.append("  " + _push_line(j, item, numbers, level) + notes(graph, j))
+    if graph.outputs is not None:
+        lines.append("  out " + _outputs_text(graph, "the direction"))
+    return "\n".join(lines)
+
+
+def notes(graph, row):
+    """``  # dead; pullback of tape 2 %3``: what is known about a row, or nothing."""
+    said = (["dead"] if row in graph.dead else []) + ([graph.notes[row]] if row in graph.notes else [])
+    return "  # " + "; ".join(said) if said else ""
+
+
+def _outputs_text(graph, depends_on):
+    if graph.outputs is None:
+        return "? (no pullback ran on this tape, so which entries are its output is not known)"
+    if not graph.outputs:
+        return f"(a constant: it does not depend on {depends_on})"
+    return ", ".join(f"%{i}" for i in graph.outputs)
+
+
+def _entry_line(record, tape, i, entry, uses):
+    prim, parents, argnums, ans, args, kwargs = entry
+    if prim is None:
+        return _input_line(record, tape, i, uses.get(i, []))
+    shown = _arguments(args, argnums, parents)
+    consts = [describe(a, "const ") for k, a in enumerate(args) if k not in argnums and _is_array(a)]
+    saved = [f"%{p}" for p in parents] + consts
+    return (f"%{i} = {prim.__name__}({shown}{_keywords(kwargs)}) -> {describe(ans)}"
+            f"  keeps {', '.join(saved) if saved else 'nothing'}")
+
+
+def _input_line(record, tape, i, used):
+    name = record.input_names.get((id(tape), i)) or _outer_name(record, input_value(tape, i))
+    tie = f"  used by {', '.join(f'%{u}' for u in used)}" if len(used) > 1 else ""
+    return f"in  %{i} {name} {describe(input_value(tape, i))}{tie}"
+
+
+def _push_line(j, push, numbers, level):
+    prim, args, kwargs, result = push
+    shown = ", ".join(f"%{numbers[id(a)]}" if id(a) in numbers else short(a) for a in args)
+    return (f"%{j} = {prim.__name__}({shown}{_keywords(kwargs)}) -> "
+            f"{describe(result.value)}  tangent {_tangent(result)}{_how(prim, args, level)}")
+
+
+def _keywords(kwargs):
+    return "".join(f", {k}={v!r}" for k, v in kwargs.items() if k != "dtype" or v is not None)
+
+
+def _value_name(record, value):
+    """A pushforward input that is not an argument: a value of a tape, or an input of an inner jvp."""
+    if type(value) is Traced and any(t is value.tape for t in record.tapes):
+        return f"(tape {[id(t) for t in record.tapes].index(id(value.tape)) + 1} %{value.index})"
+    return "input"
+
+
+def _outer_name(record, value):
+    """An inner tape's input: the outer value (of a tape or a pushforward) it stands for."""
+    if type(value) is Traced and any(p is value.tape for p in record.pushforwards):
+        return f"(pushforward {[id(p) for p in record.pushforwards].index(id(value.tape)) + 1} value)"
+    return _value_name(record, value)
+
+
+def _tangent(d):
+    """A dual's tangent: ``zero`` (symbolic) or ``dtype[shape]``."""
+    t = d.tangent
+    if type(t) is tuple:
+        return "(" + ", ".join("zero" if type(x) is ZeroTangent else describe(x) for x in t) + ")"
+    return "zero" if type(t) is ZeroTangent else describe(t)
+
+
+def _how(prim, args, level):
+    """Which forward rule ran: none (every tangent in was zero), the op's own, or its pullback's linearisation."""
+    if not any(type(a) is Traced and a.tape is level and type(a.tangent) is not ZeroTangent for a in args):
+        return "  (zeros in: no rule ran)"
+    return "  (jvp rule)" if prim in _jvp_rules else "  (via its pullback)"
+
+
+def input_value(tape, i):
+    return tape.entries[i][3]  # an input entry keeps the value it stands for
+
+
+def _uses(tape):
+    uses = {}
+    for j, entry in enumerate(tape.entries):
+        for p in entry[1]:
+            uses.setdefault(p, []).append(j)
+    return uses
+
+
+def _arguments(args, argnums, parents):
+    """Each operand: a traced one as ``%k:dtype[shape]``, a constant by its value or type."""
+    by_position = dict(zip(argnums, parents))
+    return ", ".join(f"%{by_position[k]}:{describe(a)}" if k in by_position else short(a)
+                     for k, a in enumerate(args))
+
+
+def short(a):
+    """A constant operand: small arrays and scalars by value, large arrays by type, others by repr or type."""
+    if _is_array(a):
+        return constant(a)
+    if isinstance(a, (float, int, complex, np.generic)):
+        return repr(a.item() if isinstance(a, np.generic) else a)
+    if type(a) is Traced:
+        return f"(level {a.level} value)"
+    if type(a) is tuple and all(isinstance(x, (int, np.integer)) for x in a):
+        return repr(tuple(int(x) for x in a))  # axes a rule computed: (1, 0), not (np.int64(1), np.int64(0))
+    text = repr(a)
+    return text if len(text) <= 30 else type(a).__name__
+
+
+def constant(a):
+    """``[1.0, 0.5]`` for an array of at most :data:`SHOWN` elements (dtype added unless plain), else
+    ``const float64[100]``; an array traced at a lower level is described, never printed.
+
+    >>> constant(np.array([1.0, 0.5])), constant(np.ones(2, np.float32)), constant(np.zeros(100))
+    ('[1.0, 0.5]', '[1.0, 1.0]:float32', 'const float64[100]')
+    """
+    if type(a) is Traced or np.size(a) > SHOWN:
+        return describe(a, "const ")
+    wide = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64) if a.dtype.kind in "fc" else a
+    text = repr(np.round(wide, 4).tolist() if a.dtype.kind in "fc" else wide.tolist())
+    return text if a.dtype in _PLAIN_DTYPES else f"{text}:{a.dtype}"
+
+
+def _is_array(a):
+    return isinstance(a, np.ndarray) or (type(a) is Traced and np.ndim(plain(a)) > 0)
+
+
+def plain(a):
+    while type(a) is Traced:
+        a = a.value
+    return a
+
+
+def describe(value, prefix=""):
+    """``dtype[shape]``, with ``@level L`` for a value traced at a lower level."""
+    v = plain(value)
+    if isinstance(v, tuple):
+        return "(" + ", ".join(describe(x) for x in v) + ")"
+    if v is None:
+        return "?"
+    level = f" @level {value.level}" if type(value) is Traced else ""
+    shape = ",".join(map(str, np.shape(v)))
+    return f"{prefix}{np.result_type(v)}[{shape}]{level}"

@@ -1,0 +1,270 @@
+"""Rule checks: gradcheck a rule at its first call, and warn when a rule silently drops a second derivative.
+
+A pullback runs with its arguments traced at every lower level in play, so
+that the ops it calls are recorded there and the outer derivative can
+differentiate them.  A rule that strips that tracing (``value_of(x)``,
+``stop_gradient(x)``) and computes with the bare value gives the outer level
+a constant, and ``f''`` comes out zero without a word, in JAX and HIPS
+autograd alike.  Two checks catch it:
+
+* **At the source, always on.**  While a rule defined outside autodiff runs
+  with an argument traced at a lower level (a nested differentiation is
+  active), :func:`value_of` and :func:`stop_gradient` note a strip of that
+  argument (or of ``ans``).  When the rule returns, it is run again on plain
+  values with the stripped argument nudged: if its cotangent moves, the strip
+  lost a real dependence and a :class:`RuleWarning` names the rule, once per
+  rule.  A strip for a shape, a dtype or a mask leaves the cotangent where it
+  was and stays silent.
+* **On request.**  ``defvjp(..., check=True)``, or the global switch
+  (:func:`check_rules`, or ``AUTODIFF_CHECK_RULES=1`` in the environment),
+  runs :func:`autodiff.gradcheck` at orders 1 and 2 on the rule's first call,
+  at that call's argument values (the float ones varied along random
+  directions, the others held), and raises naming the rule and the order.
+
+Cost: autodiff's own rules are never wrapped, so its backward pass is as
+before; :func:`value_of` pays one test of an empty dict.  A user rule pays one
+scan of its arguments per call; only a nested call sets up the watch, and
+the first noted strip reruns the rule twice on plain values, after which
+that rule is no longer watched.
+"""
+
+import os
+import sys
+import warnings
+
+import numpy as np
+
+from ._arguments import is_differentiable
+from ._tangents import Thunk, ZeroTangent
+from ._traced import Traced, _state
+from ._traced import stop_gradient as _stop_gradient
+
+_switch = [os.environ.get("AUTODIFF_CHECK_RULES", "") not in ("", "0")]
+# id(traced argument) -> the _Watch of the rule call given it; empty unless a user rule runs nested. One dict for
+# all threads, so that value_of stays one test of an empty dict: two threads running rules nested at once, on
+# the same traced object, may note a strip for the wrong call (a warning missed or misplaced, never a gradient).
+_watched = {}
+
+
+class RuleWarning(UserWarning):
+    """A rule stripped tracing from an argument traced at a lower level: its higher derivative is lost."""
+
+
+def check_rules(on=True):
+    """Gradcheck (orders 1 and 2) every rule defined outside autodiff at its first call from now on; returns
+    the previous setting.  ``AUTODIFF_CHECK_RULES=1`` in the environment switches it on at import, for a
+    test session.  A rule registered with ``check=False`` is never checked, ``check=True`` always; a rule
+    already called is not checked again, and autodiff's own rules (tested by its op tables) only when
+    registered with ``check=True``.
+
+    >>> previous = check_rules(True)
+    >>> check_rules(previous)
+    True
+    """
+    previous, _switch[0] = _switch[0], bool(on)
+    return previous
+
+
+def value_of(x):
+    """Strip every level of tracing from ``x`` (noting it when a rule strips an argument it was given traced).
+
+    >>> value_of(2.0)
+    2.0
+    """
+    if _watched and id(x) in _watched:
+        _watched[id(x)].note(x, sys._getframe(1))
+    while type(x) is Traced:
+        x = x.value
+    return x
+
+
+def stop_gradient(x):
+    """``x`` as a constant: every level of tracing stripped, so no derivative flows through it.
+
+    The array returned is the one the tapes saved, which their pullbacks may
+    still read, so it stays read-only until they are done (copy it to change it).
+    Inside a rule, stripping an argument traced at a lower level is checked
+    (:mod:`autodiff._rule_checks`).
+
+    >>> import autodiff
+    >>> autodiff.grad(lambda x: x * autodiff.stop_gradient(x))(3.0)
+    3.0
+    """
+    if _watched and id(x) in _watched:
+        _watched[id(x)].note(x, sys._getframe(1))
+    return _stop_gradient(x)
+
+
+def guarded(prim, rule, check, source, caller):
+    """The rule to register for ``prim``: autodiff's own as given (unless ``check=True``); any other wrapped
+    in a :class:`_Guard`, in the rule's own form (a tuple of per-argument pullbacks, or one joint rule).
+    ``source`` is what the rule writer gave: the per-argument pullbacks (``None`` for an argument without
+    one), or the joint pullback; a warning points at its code."""
+    builtin = caller == "autodiff" or caller.startswith("autodiff.")
+    if builtin and check is not True:
+        return rule
+    guard = _Guard(prim, rule, check, source, watch=not builtin)
+    if type(rule) is tuple:
+        return tuple(_PerArgument(guard, k) for k in range(len(rule)))
+    return guard.joint
+
+
+class _PerArgument:
+    """Argument ``k``'s pullback, through the guard: what the backward pass calls as ``rule[k](g, ans, *args)``."""
+
+    __slots__ = ("guard", "k")
+
+    def __init__(self, guard, k):
+        self.guard, self.k = guard, k
+
+    def __call__(self, g, ans, *args, **kwargs):
+        guard, k = self.guard, self.k
+        return guard.call(lambda g, ans, args: guard.rule[k](g, ans, *args, **kwargs), g, ans, args, kwargs)
+
+
+class _Guard:
+    """One rule's checks: the first-call gradcheck (once) and the strip watch (on nested calls)."""
+
+    def __init__(self, prim, rule, check, source, watch):
+        self.prim, self.rule, self.check, self.watch = prim, rule, check, watch
+        self.source = source if isinstance(source, tuple) else (source,)
+        self.differentiable = [v is not None for v in source] if isinstance(source, tuple) else None
+        self.first = True
+
+    def joint(self, g, argnums, ans, args, kwargs):
+        return self.call(lambda g, ans, args: self.rule(g, argnums, ans, args, kwargs), g, ans, args, kwargs)
+
+    def call(self, run, g, ans, args, kwargs):
+        if self.first:
+            self.first = False
+            if self.check is True or (self.check is None and _switch[0]):
+                _gradcheck_rule(self.prim, self.differentiable, args, kwargs)
+        if not self.watch or (type(ans) is not Traced and not any(type(a) is Traced for a in args)):
+            return run(g, ans, args)
+        return _watching(self, run, g, ans, args)
+
+
+def _gradcheck_rule(prim, differentiable, args, kwargs):
+    """Gradcheck ``prim`` at orders 1 and 2 at ``args``' values, outside any trace; raise naming the rule."""
+    from ._gradcheck import GradcheckError, gradcheck
+
+    plain = [_plain(a) for a in args]
+    wrt = [i for i, a in enumerate(plain)
+           if is_differentiable(a) and (differentiable is None or (i < len(differentiable) and differentiable[i]))]
+
+    def f(*xs):
+        full = list(plain)
+        for i, x in zip(wrt, xs):
+            full[i] = x
+        return prim(*full, **kwargs)
+
+    tracer, _state.tracer = _state.__dict__.get("tracer"), None  # a trace shows the program, not this check
+    try:
+        for order in (1, 2):
+            gradcheck(f, *[plain[i] for i in wrt], order=order)
+    except GradcheckError as e:
+        raise GradcheckError(f"{prim.__name__}: its rule fails gradcheck at its first call "
+                             f"(defvjp(..., check=True) or autodiff.extend.check_rules): {e}") from None
+    finally:
+        _state.tracer = tracer
+
+
+class _Watch:
+    """The strips one rule call made: positions (0 for ``ans``, ``i + 1`` for argument ``i``) and levels."""
+
+    def __init__(self, positions):
+        self.positions, self.stripped = positions, {}
+
+    def note(self, x, frame):
+        if not frame.f_globals.get("__name__", "").startswith("autodiff."):  # not an op reading a shape
+            self.stripped[self.positions[id(x)]] = x.level
+
+
+def _watching(guard, run, g, ans, args):
+    """Run the rule with its traced arguments watched; at its first strip, warn if that lost a dependence
+    (and stop watching: a rule is judged once)."""
+    values = [ans, *args]
+    positions = {id(v): k for k, v in enumerate(values) if type(v) is Traced}
+    watch = _Watch(positions)
+    saved = {key: _watched.get(key) for key in positions}
+    _watched.update((key, watch) for key in positions)
+    try:
+        out = run(g, ans, args)
+    finally:
+        for key, before in saved.items():
+            if before is None:
+                _watched.pop(key, None)
+            else:
+                _watched[key] = before
+    if watch.stripped:
+        guard.watch = False
+        _warn_if_it_mattered(guard, run, g, values, watch.stripped)
+    return out
+
+
+def _warn_if_it_mattered(guard, run, g, values, stripped):
+    plain = [_plain(v) for v in values]
+    try:
+        base = _cotangents(run(_plain(g), plain[0], plain[1:]))
+        for position, level in stripped.items():
+            nudged = list(plain)
+            nudged[position] = _nudge(plain[position])
+            if not _same(base, _cotangents(run(_plain(g), nudged[0], nudged[1:]))):
+                _warn_at_rule(guard, RuleWarning(_message(guard.prim, position, level)))
+                return
+    except Exception:  # the rule cannot run on nudged plain values (a domain, a shape): say nothing
+        return
+
+
+def _warn_at_rule(guard, warning):
+    """Warn at the line that defined the rule (the backward pass that called it is far from user code)."""
+    rule = next((f for f in guard.source if hasattr(f, "__code__") and hasattr(f, "__globals__")), None)
+    if rule is None:
+        warnings.warn(warning, stacklevel=3)
+        return
+    where = rule.__globals__
+    warnings.warn_explicit(warning, RuleWarning, rule.__code__.co_filename, rule.__code__.co_firstlineno,
+                           module=where.get("__name__"), registry=where.setdefault("__warningregistry__", {}))
+
+
+def _message(prim, position, level):
+    what = "its output `ans`" if position == 0 else f"argument {position - 1}"
+    return (
+        f"{prim.__name__}: its pullback stripped tracing (value_of / stop_gradient) from {what}, which was "
+        f"traced at level {level} (a nested differentiation is active), and its cotangent depends on that "
+        f"value. The outer derivative sees a constant there, so this rule's second derivative is silently "
+        f"zero (f'' = 0). Write the pullback with differentiable ops on the traced value (autodiff.numpy), "
+        f"and use value_of only for shapes, dtypes or masks."
+    )
+
+
+def _plain(x):
+    while type(x) is Traced:
+        x = x.value
+    return x
+
+
+def _nudge(v):
+    """``v`` moved by about a thousandth of its size, along a fixed random direction."""
+    if not is_differentiable(v):
+        return v
+    step = 1e-3 * (1.0 + np.abs(v)) * np.random.default_rng(0).standard_normal(np.shape(v))
+    return type(v)(v + step) if isinstance(v, float) else np.asarray(v + step, np.result_type(v))
+
+
+def _cotangents(cts):
+    out = []
+    for c in cts if isinstance(cts, (tuple, list)) else (cts,):
+        out.append(c() if type(c) is Thunk else c)
+    return out
+
+
+def _same(a, b):
+    for x, y in zip(a, b):
+        if type(x) is ZeroTangent or type(y) is ZeroTangent or x is None or y is None:
+            if type(x) is not type(y):
+                return False
+            continue
+        if not np.allclose(x, y, rtol=1e-9, atol=1e-12):
+            return False
+    return True
