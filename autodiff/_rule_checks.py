@@ -203,13 +203,13 @@ def _watching(guard, run, g, ans, args):
 
 
 def _warn_if_it_mattered(guard, run, g, values, stripped):
-    plain = [_plain(v) for v in values]
+    plain, probe = [_plain(v) for v in values], _probe(_plain(g))
     try:
-        base = _cotangents(run(_plain(g), plain[0], plain[1:]))
+        base = _cotangents(run(probe, plain[0], plain[1:]))
         for position, level in stripped.items():
             nudged = list(plain)
             nudged[position] = _nudge(plain[position])
-            if not _same(base, _cotangents(run(_plain(g), nudged[0], nudged[1:]))):
+            if not _same(base, _cotangents(run(probe, nudged[0], nudged[1:]))):
                 _warn_at_rule(guard, RuleWarning(_message(guard.prim, position, level)))
                 return
     except Exception:  # the rule cannot run on nudged plain values (a domain, a shape): say nothing
@@ -242,6 +242,16 @@ def _plain(x):
     while type(x) is Traced:
         x = x.value
     return x
+
+
+def _probe(g):
+    """A cotangent of ones shaped like ``g``: the rule's own may be zero (forward mode linearises a pullback at
+    ``u = 0``), and a rule linear in its cotangent shows no dependence on anything there."""
+    if isinstance(g, np.ndarray) and is_differentiable(g):
+        return np.ones_like(g)
+    if isinstance(g, float):
+        return 1.0
+    return g
 
 
 def _nudge(v):

@@ -41,10 +41,12 @@ def test_a_rule_that_strips_its_argument_warns_naming_it_and_its_second_derivati
     assert caught[0].filename == __file__  # it points at the rule's definition
 
 
-def test_stripping_ans_with_stop_gradient_warns_under_forward_over_reverse_too():
-    bad_exp = primitive(np.exp, "stripping_exp")
+@pytest.mark.parametrize("mode", ["forward_over_reverse", "reverse_over_forward"])
+def test_stripping_ans_with_stop_gradient_warns_under_both_hvp_modes(mode):
+    # reverse over forward pushes the VJP-only rule forward by linearising its pullback at a zero cotangent
+    bad_exp = primitive(np.exp, f"stripping_exp_{mode}")
     defvjp(bad_exp, lambda g, ans, x: g * autodiff.stop_gradient(ans))
-    _, caught = _rule_warnings(lambda: autodiff.hvp(lambda x: anp.sum(bad_exp(x)), X, np.ones(3)))
+    _, caught = _rule_warnings(lambda: autodiff.hvp(lambda x: anp.sum(bad_exp(x)), X, np.ones(3), mode=mode))
     assert len(caught) == 1 and "from its output `ans`" in str(caught[0].message)
 
 
