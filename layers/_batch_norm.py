@@ -23,6 +23,7 @@ import numpy as np
 
 import autodiff.numpy as anp
 from autodiff.extend import (
+    Thunk,
     ZeroTangent,
     add_tangents,
     defjvp_joint,
@@ -165,17 +166,8 @@ def bn_grad_input_reference(g, x, gamma, mean, var, sums, eps):
 
 def _rules_from_twin(prim, twin):
     """``prim``'s pullback and pushforward: those of its twin, traced when (and only when) they are needed."""
-
-    def vjp(g, ans, *args):
-        *arrays, eps = args
-        return (*vjp_via_ad(lambda *a: twin(*a, eps), *arrays)[1](g), None)
-
-    def jvp(tangents, ans, *args):
-        *arrays, eps = args
-        return jvp_via_ad(lambda *a: twin(*a, eps), arrays, tangents[:-1])[1]
-
-    defvjp_joint(prim, vjp)
-    defjvp_joint(prim, jvp)
+    defvjp_joint(prim, lambda g, ans, *args: vjp_via_ad(twin, *args)[1](g))
+    defjvp_joint(prim, lambda tangents, ans, *args: jvp_via_ad(twin, args, tangents)[1])
 
 
 _rules_from_twin(bn_grad_sums, bn_grad_sums_reference)
@@ -200,16 +192,17 @@ def _moments_vjp(gmean, gvar, x, mean):
 def _batch_norm_vjp(g, ans, x, gamma, beta, eps):
     gy, gmean, gvar = g
     mean, var = ans[1], ans[2]
-    dx = dgamma = dbeta = ZeroTangent()
+    dx = dgamma = dbeta = deps = ZeroTangent()
     if not _is_zero(gy):
         sums = bn_grad_sums(gy, x, mean, var, eps)
         dx = bn_grad_input(gy, x, gamma, mean, var, sums, eps)
         dgamma, dbeta = sums[1], sums[0]
-    return add_tangents(dx, _moments_vjp(gmean, gvar, x, mean)), dgamma, dbeta, None
+        deps = Thunk(lambda: -0.5 * anp.sum(gamma * sums[1] / (var + eps)))  # eps is a float leaf of the layer
+    return add_tangents(dx, _moments_vjp(gmean, gvar, x, mean)), dgamma, dbeta, deps
 
 
 def _batch_norm_jvp(tangents, ans, x, gamma, beta, eps):
-    tx, tgamma, tbeta, _ = tangents
+    tx, tgamma, tbeta, teps = tangents
     mean, var = ans[1], ans[2]
     count, shape = _count_and_shape(x)
     axes = channel_axes(len(np.shape(value_of(x))))
@@ -224,6 +217,8 @@ def _batch_norm_jvp(tangents, ans, x, gamma, beta, eps):
         ty = add_tangents(ty, x_hat * anp.reshape(tgamma, shape))
     if not _is_zero(tbeta):
         ty = add_tangents(ty, anp.broadcast_to(anp.reshape(tbeta, shape), np.shape(value_of(x))))
+    if not _is_zero(teps):
+        ty = add_tangents(ty, x_hat * anp.reshape(gamma * (-0.5 * teps) / (var + eps), shape))
     return ty, tmean, tvar
 
 

@@ -13,6 +13,9 @@ differentiable ops, so convolutions nest to any order:
   saves its input), not a matrix ``kh·kw`` times larger than ``x``.
 
 ``conv2d`` is bilinear, so its pushforward is ``conv2d(tx, w) + conv2d(x, tw)``.
+Its twin, :func:`conv2d_reference`, is the plain path: pad, take the window
+view (the ``windows`` primitive, whose pullback ``unwindow`` scatter-adds one
+window offset at a time), transpose, and multiply.
 """
 
 from dataclasses import dataclass
@@ -24,9 +27,31 @@ from autodiff.extend import deflinear, defvjp, primitive, value_of
 
 from ._im2col import _im2col, col2im, im2col
 from ._layout import nchw
-from ._windows import output_size, pad_spatial, unwindow, windows
+from ._windows import _unwindow, _windows, output_size
 
-__all__ = ["Conv2d", "conv2d", "pad_spatial", "windows", "unwindow"]
+windows = primitive(_windows, "windows")
+unwindow = primitive(_unwindow, "unwindow")
+defvjp(windows, lambda g, ans, x, kh, kw, stride: unwindow(g, np.shape(value_of(x)), kh, kw, stride))
+defvjp(unwindow, lambda h, ans, g, shape, kh, kw, stride: windows(h, kh, kw, stride))
+deflinear(windows)  # each moves values around: the tangent moves the same way
+deflinear(unwindow)
+
+
+def pad_spatial(x, padding, value=0.0):
+    """Pad the last two axes of an NCHW array."""
+    if not padding:
+        return x
+    return anp.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)), constant_values=value)
+
+
+def conv2d_reference(x, w, stride, padding):
+    """The twin of :func:`conv2d` in differentiable ops: windows of the padded input, transposed, times the weight."""
+    out_c, in_c, kh, kw = np.shape(value_of(w))
+    cols = windows(pad_spatial(x, padding), kh, kw, stride)  # (N, C, Ho, Wo, kh, kw)
+    n, _, ho, wo = np.shape(value_of(cols))[:4]
+    rows = anp.reshape(anp.transpose(cols, (0, 2, 3, 1, 4, 5)), (n * ho * wo, in_c * kh * kw))
+    y = rows @ anp.reshape(w, (out_c, in_c * kh * kw)).T
+    return anp.transpose(anp.reshape(y, (n, ho, wo, out_c)), (0, 3, 1, 2))
 
 
 def _conv2d(x, w, stride, padding):

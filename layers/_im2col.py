@@ -26,7 +26,7 @@ from autodiff.extend import deflinear, defvjp, primitive, value_of
 
 from . import _pieces
 from ._jit import Kernel, readonly, writable
-from ._layout import nchw, nhwc
+from ._layout import channels_last, nchw, nhwc
 from ._windows import _unwindow, _windows, output_size
 
 
@@ -119,7 +119,7 @@ def _im2col(x, kh, kw, stride, padding):
 def _col2im(cols, shape, kh, kw, stride, padding):
     k = COL2IM.compiled(np.result_type(cols))
     if k is None or type(cols) is not np.ndarray:
-        return col2im_reference(cols, shape, kh, kw, stride, padding)
+        return channels_last(col2im_reference(cols, shape, kh, kw, stride, padding))  # the same layout either way
     n, c, h, w = shape
     per_image = len(cols) // max(n, 1)
     out = _buffers.empty((n, h, w, c), cols.dtype)
@@ -127,7 +127,7 @@ def _col2im(cols, shape, kh, kw, stride, padding):
         _pieces.run(_pieces.ranges(n, cols.nbytes),
                     lambda a, b: k(cols[a * per_image:b * per_image], kh, kw, stride, padding, out[a:b]))
     except Exception:  # never a wrong answer: the twin
-        return col2im_reference(cols, shape, kh, kw, stride, padding)
+        return channels_last(col2im_reference(cols, shape, kh, kw, stride, padding))
     return nchw(out)
 
 

@@ -38,12 +38,13 @@ def rows(x):
     A view when the memory is already channels-last, else a copy.
     """
     x = np.asarray(x)
-    return np.ascontiguousarray(np.moveaxis(x, 1, -1)).reshape(-1, x.shape[1])
+    return np.ascontiguousarray(x.transpose((0,) + tuple(range(2, x.ndim)) + (1,))).reshape(-1, x.shape[1])
 
 
 def from_rows(r, shape):
     """The ``(M, C)`` matrix ``r`` seen as an array of ``shape`` (the inverse of :func:`rows`, no copy)."""
-    return np.moveaxis(r.reshape((shape[0],) + tuple(shape[2:]) + (shape[1],)), -1, 1)
+    last = len(shape) - 1
+    return r.reshape((shape[0],) + tuple(shape[2:]) + (shape[1],)).transpose((0, last) + tuple(range(1, last)))
 
 
 def channel_axes(ndim):

@@ -27,7 +27,7 @@ from autodiff.extend import ZeroTangent, defjvp, defvjp, primitive
 
 from . import _pieces
 from ._jit import Kernel, readonly, writable
-from ._layout import nchw, nhwc
+from ._layout import channels_last, nchw, nhwc
 from ._windows import _windows, output_size
 
 
@@ -122,7 +122,7 @@ def _pool_gather(h, x, kernel, stride, padding):
                    np.result_type(h))
     if _run(h, x, kernel, stride, padding, out, False):
         return nchw(out)
-    return pool_gather_reference(h, x, kernel, stride, padding)
+    return channels_last(pool_gather_reference(h, x, kernel, stride, padding))  # the same layout either way
 
 
 def _pool_scatter(g, x, kernel, stride, padding):
@@ -130,7 +130,7 @@ def _pool_scatter(g, x, kernel, stride, padding):
     out = np.empty((n, hh, ww, c), np.result_type(g))
     if _run(g, x, kernel, stride, padding, out, True):
         return nchw(out)
-    return pool_scatter_reference(g, x, kernel, stride, padding)
+    return channels_last(pool_scatter_reference(g, x, kernel, stride, padding))
 
 
 pool_gather = primitive(_pool_gather, "pool_gather")

@@ -24,9 +24,11 @@ MAX_PIECES = 8
 
 def ranges(n, nbytes):
     """``[(start, stop)]`` covering ``range(n)``: one piece for small work, else up to MAX_PIECES about equal ones."""
-    count = min(n, MAX_PIECES, max(1, nbytes // SPLIT_BYTES))
-    bounds = [n * k // count for k in range(count + 1)] if count > 1 else [0, n]
-    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
+    count = min(n, MAX_PIECES, nbytes // SPLIT_BYTES)
+    if count < 2:
+        return [(0, n)]
+    bounds = [n * k // count for k in range(count + 1)]
+    return list(zip(bounds[:-1], bounds[1:]))
 
 
 def run(pieces, work):

@@ -1,19 +1,15 @@
-"""Window views of NCHW arrays in plain numpy: the reference im2col that the kernels are tested against.
+"""Window views of NCHW arrays in plain numpy, from which the kernels' twins are built.
 
-``windows`` is a primitive (a strided view of every ``kh`` × ``kw`` window)
-whose pullback ``unwindow`` scatter-adds the windows back, one strided pass
-per window offset; each is the other's adjoint.  The fast paths
-(:mod:`layers._im2col`, :mod:`layers._max_pool`) use numba kernels instead.
+``_windows`` is a strided view of every ``kh`` × ``kw`` window; ``_unwindow``
+adds such windows back, one strided pass per window offset (each is the
+other's adjoint).  The primitives made of them live in :mod:`layers._conv`.
 
->>> windows(np.arange(16.0).reshape(1, 1, 4, 4), 2, 2, 2)[0, 0, 1, 1]
+>>> _windows(np.arange(16.0).reshape(1, 1, 4, 4), 2, 2, 2)[0, 0, 1, 1]
 array([[10., 11.],
        [14., 15.]])
 """
 
 import numpy as np
-
-import autodiff.numpy as anp
-from autodiff.extend import deflinear, defvjp, primitive, value_of
 
 
 def _windows(x, kh, kw, stride):
@@ -29,21 +25,6 @@ def _unwindow(g, shape, kh, kw, stride):
         for j in range(kw):
             out[:, :, i:i + stride * ho:stride, j:j + stride * wo:stride] += g[:, :, :, :, i, j]
     return out
-
-
-windows = primitive(_windows, "windows")
-unwindow = primitive(_unwindow, "unwindow")
-defvjp(windows, lambda g, ans, x, kh, kw, stride: unwindow(g, np.shape(value_of(x)), kh, kw, stride))
-defvjp(unwindow, lambda h, ans, g, shape, kh, kw, stride: windows(h, kh, kw, stride))
-deflinear(windows)  # each moves values around: the tangent moves the same way
-deflinear(unwindow)
-
-
-def pad_spatial(x, padding, value=0.0):
-    """Pad the last two axes of an NCHW array."""
-    if not padding:
-        return x
-    return anp.pad(x, ((0, 0), (0, 0), (padding, padding), (padding, padding)), constant_values=value)
 
 
 def output_size(size, kernel, stride, padding):
