@@ -33,36 +33,30 @@ from ._windows import _windows, output_size
 
 def _max_window_loop(src, xv, kernel, stride, pad, out, scatter):
     """Per window of ``xv`` (N, H, W, C) and channel, the first maximum; then gather ``out = src`` there
-    (``out`` is N, Ho, Wo, C) or, with ``scatter``, zero ``out`` (N, H, W, C) and add ``src`` there."""
+    (``out`` is N, Ho, Wo, C) or, with ``scatter``, add ``src`` there (``out`` is N, H, W, C, zeroed)."""
     n_, h_, w_, c_ = xv.shape
     ho = (h_ + 2 * pad - kernel) // stride + 1
     wo = (w_ + 2 * pad - kernel) // stride + 1
     best = np.empty(c_, xv.dtype)
     at = np.empty(c_, np.int64)
-    if scatter:
-        out[:] = 0
-    for n in range(n_):
-        for oh in range(ho):
-            for ow in range(wo):
-                at[:] = -1
-                for i in range(kernel):
-                    hi = oh * stride - pad + i
-                    if 0 <= hi < h_:
-                        for j in range(kernel):
-                            wj = ow * stride - pad + j
-                            if 0 <= wj < w_:
-                                for c in range(c_):
-                                    v = xv[n, hi, wj, c]
-                                    b = best[c]
-                                    if at[c] < 0 or v > b or (v != v and b == b):
-                                        best[c] = v
-                                        at[c] = hi * w_ + wj
+    for q in range(n_ * ho * wo):  # the output positions (n, oh, ow) in order
+        n, oh, ow = q // (ho * wo), q // wo % ho, q % wo
+        top, left = oh * stride - pad, ow * stride - pad
+        i0, j0, i1, j1 = max(top, 0), max(left, 0), min(top + kernel, h_), min(left + kernel, w_)
+        best[:] = xv[n, i0, j0]  # start from the window's first position inside x: padding never wins
+        at[:] = i0 * w_ + j0
+        for hi in range(i0, i1):
+            for wj in range(j0, j1):
                 for c in range(c_):
-                    p = at[c]
-                    if scatter:
-                        out[n, p // w_, p % w_, c] += src[n, oh, ow, c]
-                    else:
-                        out[n, oh, ow, c] = src[n, p // w_, p % w_, c]
+                    v = xv[n, hi, wj, c]
+                    if best[c] == best[c] and not v <= best[c]:  # larger, or the first NaN (as np.argmax)
+                        best[c] = v
+                        at[c] = hi * w_ + wj
+        for c in range(c_):
+            if scatter:
+                out[n, at[c] // w_, at[c] % w_, c] += src[n, oh, ow, c]
+            else:
+                out[n, oh, ow, c] = src[n, at[c] // w_, at[c] % w_, c]
 
 
 MAX_WINDOW = Kernel(_max_window_loop, lambda t, d: t.void(
@@ -127,7 +121,7 @@ def _pool_gather(h, x, kernel, stride, padding):
 
 def _pool_scatter(g, x, kernel, stride, padding):
     n, c, hh, ww = np.shape(x)
-    out = np.empty((n, hh, ww, c), np.result_type(g))
+    out = np.zeros((n, hh, ww, c), np.result_type(g))
     if _run(g, x, kernel, stride, padding, out, True):
         return nchw(out)
     return channels_last(pool_scatter_reference(g, x, kernel, stride, padding))

@@ -194,13 +194,28 @@ def test_the_plain_python_loops_match_the_twins(shape, k, s, p):
     np.testing.assert_allclose(np.transpose(out, (0, 3, 1, 2)), ic.col2im_reference(cols, shape, k, k, s, p))
     pool_p = min(p, k // 2)
     pho, pwo = [(d + 2 * pool_p - k) // s + 1 for d in shape[2:]]
-    pooled = np.empty((shape[0], pho, pwo, shape[1]))
+    pooled = np.zeros((shape[0], pho, pwo, shape[1]))
     mp._max_window_loop(nhwc(x), nhwc(x), k, s, pool_p, pooled, False)
     assert np.array_equal(np.transpose(pooled, (0, 3, 1, 2)), mp.pool_gather_reference(x, x, k, s, pool_p))
+    spread = np.zeros(nhwc(x).shape)
+    mp._max_window_loop(pooled, nhwc(x), k, s, pool_p, spread, True)
+    np.testing.assert_allclose(np.transpose(spread, (0, 3, 1, 2)), mp.pool_scatter_reference(
+        np.transpose(pooled, (0, 3, 1, 2)), x, k, s, pool_p))
     r = nhwc(x).reshape(-1, shape[1])
     sums = np.empty((2, shape[1]))
     bn._channel_sums_loop(r, r[0], r, r[0], sums)
     np.testing.assert_allclose(sums, bn.channel_sums_reference(r, r[0], r, r[0]), atol=1e-12)
+
+
+def test_max_pool_propagates_nan_and_handles_infinities_like_its_twin():
+    x = np.random.default_rng(10).standard_normal((1, 2, 5, 5))
+    x[0, 0, 1, 1], x[0, 0, 3, 3], x[0, 1] = np.nan, np.inf, -np.inf  # a NaN wins; a window of only -inf gives -inf
+    x[0, 1, 4, 4] = np.nan
+    out = mp.max_pool(x, 3, 2, 1)
+    np.testing.assert_array_equal(out, mp.pool_gather_reference(x, x, 3, 2, 1))
+    assert np.isnan(out[0, 0, 0, 0]) and np.isneginf(out[0, 1, 0, 0]) and np.isnan(out[0, 1, 2, 2])
+    g = np.arange(1.0, 1.0 + out.size).reshape(out.shape)
+    np.testing.assert_array_equal(mp.pool_scatter(g, x, 3, 2, 1), mp.pool_scatter_reference(g, x, 3, 2, 1))
 
 
 def test_read_only_inputs_and_two_threads_give_the_same_answer(monkeypatch):
