@@ -36,20 +36,19 @@ def _im2col_loop(xv, kh, kw, stride, pad, out):
     ho = (h_ + 2 * pad - kh) // stride + 1
     wo = (w_ + 2 * pad - kw) // stride + 1
     kk = kh * kw
-    for n in range(n_):
-        for oh in range(ho):
-            for ow in range(wo):
-                row = out[(n * ho + oh) * wo + ow]
-                for i in range(kh):
-                    hi = oh * stride - pad + i
-                    for j in range(kw):
-                        wj = ow * stride - pad + j
-                        if 0 <= hi < h_ and 0 <= wj < w_:
-                            for c in range(c_):
-                                row[c * kk + i * kw + j] = xv[n, hi, wj, c]
-                        else:
-                            for c in range(c_):
-                                row[c * kk + i * kw + j] = 0
+    for r in range(n_ * ho * wo):  # the rows (n, oh, ow) in order
+        n, oh, ow = r // (ho * wo), r // wo % ho, r % wo
+        for i in range(kh):
+            hi = oh * stride - pad + i
+            for j in range(kw):
+                wj = ow * stride - pad + j
+                to = out[r, i * kw + j::kk]  # 1-D views on both sides: a simple strided copy loop
+                if 0 <= hi < h_ and 0 <= wj < w_:
+                    src = xv[n, hi, wj]
+                    for c in range(c_):
+                        to[c] = src[c]
+                else:
+                    to[:] = 0
 
 
 def _col2im_loop(cols, kh, kw, stride, pad, out):
@@ -59,18 +58,16 @@ def _col2im_loop(cols, kh, kw, stride, pad, out):
     wo = (w_ + 2 * pad - kw) // stride + 1
     kk = kh * kw
     out[:] = 0
-    for n in range(n_):
-        for oh in range(ho):
-            for ow in range(wo):
-                r = (n * ho + oh) * wo + ow
-                for i in range(kh):
-                    hi = oh * stride - pad + i
-                    if 0 <= hi < h_:
-                        for j in range(kw):
-                            wj = ow * stride - pad + j
-                            if 0 <= wj < w_:
-                                for c in range(c_):
-                                    out[n, hi, wj, c] += cols[r, c * kk + i * kw + j]
+    for r in range(n_ * ho * wo):
+        n, oh, ow = r // (ho * wo), r // wo % ho, r % wo
+        for i in range(kh):
+            hi = oh * stride - pad + i
+            for j in range(kw):
+                wj = ow * stride - pad + j
+                if 0 <= hi < h_ and 0 <= wj < w_:
+                    to, src = out[n, hi, wj], cols[r, i * kw + j::kk]
+                    for c in range(c_):
+                        to[c] += src[c]
 
 
 def _window_signature(source_ndim, target_ndim):

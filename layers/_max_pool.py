@@ -33,34 +33,39 @@ from ._windows import _windows, output_size
 
 def _max_window_loop(src, xv, kernel, stride, pad, out, scatter):
     """Per window of ``xv`` (N, H, W, C) and channel, the first maximum; then gather ``out = src`` there
-    (``out`` is N, Ho, Wo, C) or, with ``scatter``, add ``src`` there (``out`` is N, H, W, C, zeroed)."""
+    (``out`` is N, Ho, Wo, C) or, with ``scatter``, add ``src`` there (``out`` is N, H, W, C, zeroed).
+
+    One pass per window, branch-free along the (contiguous) channels so that it vectorises: the position
+    of the best value so far is kept in ``xv``'s dtype, exact below 2**24 positions per image.
+    """
     n_, h_, w_, c_ = xv.shape
     ho = (h_ + 2 * pad - kernel) // stride + 1
     wo = (w_ + 2 * pad - kernel) // stride + 1
-    best = np.empty(c_, xv.dtype)
-    at = np.empty(c_, np.int64)
+    top = np.empty(c_, xv.dtype)
+    at = np.empty(c_, xv.dtype)
     for q in range(n_ * ho * wo):  # the output positions (n, oh, ow) in order
         n, oh, ow = q // (ho * wo), q // wo % ho, q % wo
-        top, left = oh * stride - pad, ow * stride - pad
-        i0, j0, i1, j1 = max(top, 0), max(left, 0), min(top + kernel, h_), min(left + kernel, w_)
-        best[:] = xv[n, i0, j0]  # start from the window's first position inside x: padding never wins
+        i0, j0 = max(oh * stride - pad, 0), max(ow * stride - pad, 0)
+        i1, j1 = min(oh * stride - pad + kernel, h_), min(ow * stride - pad + kernel, w_)
+        top[:] = xv[n, i0, j0]  # padding never wins: start from the window's first position inside x
         at[:] = i0 * w_ + j0
         for hi in range(i0, i1):
             for wj in range(j0, j1):
                 for c in range(c_):
-                    v = xv[n, hi, wj, c]
-                    if best[c] == best[c] and not v <= best[c]:  # larger, or the first NaN (as np.argmax)
-                        best[c] = v
-                        at[c] = hi * w_ + wj
+                    v, t = xv[n, hi, wj, c], top[c]
+                    take = (v > t) | ((v != v) & (t == t))  # larger, or the first NaN (as np.argmax)
+                    top[c] = v if take else t
+                    at[c] = hi * w_ + wj if take else at[c]
         for c in range(c_):
+            p = int(at[c])
             if scatter:
-                out[n, at[c] // w_, at[c] % w_, c] += src[n, oh, ow, c]
+                out[n, p // w_, p % w_, c] += src[n, oh, ow, c]
             else:
-                out[n, oh, ow, c] = src[n, at[c] // w_, at[c] % w_, c]
+                out[n, oh, ow, c] = src[n, p // w_, p % w_, c]
 
 
 MAX_WINDOW = Kernel(_max_window_loop, lambda t, d: t.void(
-    readonly(t, d, 4), readonly(t, d, 4), t.int64, t.int64, t.int64, writable(t, d, 4), t.boolean))
+    readonly(t, d, 4, "C"), readonly(t, d, 4, "C"), t.int64, t.int64, t.int64, writable(t, d, 4), t.boolean))
 
 
 def _first_maxima(x, kernel, stride, padding):
@@ -101,13 +106,20 @@ def _run(src, x, kernel, stride, padding, out, scatter):
     k = MAX_WINDOW.compiled(dtype)
     if k is None or type(src) is not np.ndarray or type(x) is not np.ndarray or src.dtype != dtype:
         return False
-    sv, xv = nhwc(src), nhwc(x)
+    if x.shape[2] * x.shape[3] >= 1 << 24:  # positions are kept in the data's dtype (float32: exact below 2**24)
+        return False
+    sv, xv = _channels_last_memory(src), _channels_last_memory(x)
     try:
         _pieces.run(_pieces.ranges(x.shape[0], x.nbytes),
                     lambda a, b: k(sv[a:b], xv[a:b], kernel, stride, padding, out[a:b], scatter))
     except Exception:  # never a wrong answer: the twin
         return False
     return True
+
+
+def _channels_last_memory(a):
+    """The C-ordered (N, H, W, C) array behind ``a``: a view when ``a`` is channels-last, else one copy."""
+    return np.ascontiguousarray(nhwc(a))
 
 
 def _pool_gather(h, x, kernel, stride, padding):
