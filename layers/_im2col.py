@@ -5,7 +5,9 @@ matrix of a convolution: one row per output position ``(n, oh, ow)``, one
 column per ``(c, i, j)`` (the layout of torch's weight, so the weight needs no
 copy), zeros where a window reaches into the padding.  It reads ``x``
 through its strides (any layout) and writes each row once: no padded copy, no
-window view, no transposing reshape.  ``col2im(cols, shape, ...)`` is its
+window view, no transposing reshape.  It loops along whichever axis is
+contiguous: the channels for channels-last memory, each window row for NCHW
+memory (the images a network starts from, with few channels).  ``col2im(cols, shape, ...)`` is its
 adjoint: every entry of ``cols`` added back where it came from, in one pass,
 into a channels-last result.  Both are linear, so each one's pullback is the
 other and each one's pushforward is itself.  Large calls are cut into groups
@@ -51,6 +53,25 @@ def _im2col_loop(xv, kh, kw, stride, pad, out):
                     to[:] = 0
 
 
+def _im2col_planes_loop(x, kh, kw, stride, pad, out):
+    """:func:`_im2col_loop` for ``x`` (N, C, H, W) whose rows are contiguous (NCHW memory, such as the images a
+    network starts from, with few channels): each window row is one run of ``kw`` values on both sides."""
+    n_, c_, h_, w_ = x.shape
+    ho = (h_ + 2 * pad - kh) // stride + 1
+    wo = (w_ + 2 * pad - kw) // stride + 1
+    for r in range(n_ * ho * wo):
+        n, oh, ow = r // (ho * wo), r // wo % ho, r % wo
+        left = ow * stride - pad
+        j0, j1 = max(-left, 0), min(w_ - left, kw)  # the part of each window row inside x
+        for c in range(c_):
+            for i in range(kh):
+                hi = oh * stride - pad + i
+                at = (c * kh + i) * kw
+                inside = 0 <= hi < h_
+                for j in range(kw):
+                    out[r, at + j] = x[n, c, hi, left + j] if inside and j0 <= j < j1 else 0
+
+
 def _col2im_loop(cols, kh, kw, stride, pad, out):
     """``out`` (N, H, W, C) zeroed, then every ``cols[(n, oh, ow), (c, i, j)]`` added where it came from."""
     n_, h_, w_, c_ = out.shape
@@ -76,6 +97,7 @@ def _window_signature(source_ndim, target_ndim):
 
 
 IM2COL = Kernel(_im2col_loop, _window_signature(4, 2))
+IM2COL_PLANES = Kernel(_im2col_planes_loop, _window_signature(4, 2))
 COL2IM = Kernel(_col2im_loop, _window_signature(2, 4))
 
 
@@ -98,13 +120,14 @@ def col2im_reference(cols, shape, kh, kw, stride, padding):
 
 
 def _im2col(x, kh, kw, stride, padding):
-    k = IM2COL.compiled(np.result_type(x))
+    planes = type(x) is np.ndarray and x.strides[3] == x.itemsize and not nhwc(x).flags.c_contiguous
+    k = (IM2COL_PLANES if planes else IM2COL).compiled(np.result_type(x))  # loop along the contiguous axis
     if k is None or type(x) is not np.ndarray:
         return im2col_reference(x, kh, kw, stride, padding)
     n, c, h, w = x.shape
     per_image = output_size(h, kh, stride, padding) * output_size(w, kw, stride, padding)
     out = _buffers.empty((n * per_image, c * kh * kw), x.dtype)
-    xv = nhwc(x)
+    xv = x if planes else nhwc(x)
     try:
         _pieces.run(_pieces.ranges(n, out.nbytes),
                     lambda a, b: k(xv[a:b], kh, kw, stride, padding, out[a * per_image:b * per_image]))

@@ -20,7 +20,7 @@ from layers._layout import channels_last, nhwc
 from layers.losses import softmax_cross_entropy
 from traversal import destructure, total, trainables
 
-KERNELS = [ic.IM2COL, ic.COL2IM, mp.MAX_WINDOW, bn.CHANNEL_SUMS, bn.CHANNEL_AFFINE]
+KERNELS = [ic.IM2COL, ic.IM2COL_PLANES, ic.COL2IM, mp.MAX_WINDOW, bn.CHANNEL_SUMS, bn.CHANNEL_AFFINE]
 DTYPES = [np.dtype(np.float32), np.dtype(np.float64)]
 TOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
 
@@ -189,6 +189,9 @@ def test_the_plain_python_loops_match_the_twins(shape, k, s, p):
     cols = np.empty((shape[0] * ho * wo, shape[1] * k * k))
     ic._im2col_loop(nhwc(x), k, k, s, p, cols)
     assert np.array_equal(cols, ic.im2col_reference(x, k, k, s, p))
+    planes = np.empty_like(cols)
+    ic._im2col_planes_loop(np.ascontiguousarray(x), k, k, s, p, planes)
+    assert np.array_equal(planes, cols)
     out = np.empty(nhwc(x).shape)
     ic._col2im_loop(cols, k, k, s, p, out)
     np.testing.assert_allclose(np.transpose(out, (0, 3, 1, 2)), ic.col2im_reference(cols, shape, k, k, s, p))
