@@ -111,12 +111,17 @@ def _inverse_std(var, eps):
     return 1.0 / np.sqrt(np.asarray(var, np.float64) + eps)
 
 
+def _moments(r):
+    """Per-channel mean and (biased) variance of the rows ``r`` in one pass: sums of the values less the first
+    row, in float64, so that a mean large against the spread cancels nothing."""
+    shift = r[0].astype(np.float64) if len(r) else np.zeros(r.shape[1])
+    centre, spread = _channel_sums(r, shift, r, shift) / max(len(r), 1)
+    return shift + centre, np.maximum(spread - centre ** 2, 0)
+
+
 def _batch_norm(x, gamma, beta, eps):
     r = rows(x)
-    shift = r[0].astype(np.float64) if len(r) else np.zeros(r.shape[1])
-    sums = _channel_sums(r, shift, r, shift)
-    centre = sums[0] / max(len(r), 1)
-    mean, var = (shift + centre).astype(x.dtype), np.maximum(sums[1] / max(len(r), 1) - centre ** 2, 0).astype(x.dtype)
+    mean, var = (m.astype(x.dtype) for m in _moments(r))
     y = _channel_affine(r, np.zeros(len(mean)), r, mean, gamma * _inverse_std(var, eps), beta)
     return from_rows(y, x.shape), mean, var
 

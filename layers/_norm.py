@@ -51,7 +51,7 @@ class BatchNorm:
         return out[0], self._updated(mean, var, int(np.prod(shape)) // shape[1])
 
     def _evaluate(self, x, shape):
-        scale = self.gamma / np.sqrt(self.running_var + self.eps)
+        scale = self.gamma / anp.sqrt(self.running_var + self.eps)
         return (x - np.reshape(self.running_mean, shape)) * anp.reshape(scale, shape) + anp.reshape(self.beta, shape)
 
     def _check(self, shape):
