@@ -362,6 +362,12 @@ def test_max_pool_gives_a_tie_to_its_first_maximum_as_torch_does():
     assert np.array_equal(ours, tx.grad.numpy())
 
 
+def test_a_float32_weight_gets_a_float32_gradient_from_float64_input():
+    conv = Conv2d.init(3, 2, 3, padding=1)  # float32
+    g = autodiff.grad(lambda m, x: anp.sum(m(x) ** 2), argnums=(0, 1))(conv, X)
+    assert g[0].weight.dtype == g[0].bias.dtype == np.float32 and g[1].dtype == np.float64
+
+
 # === errors ==========================================================================================================
 
 def test_bad_shapes_are_named_with_the_fix():
