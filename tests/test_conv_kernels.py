@@ -287,11 +287,10 @@ def test_gradcheck_through_the_layer(name, order):
     assert autodiff.gradcheck(lambda m, x: m.forward(x, train)[0], layer, X, order=order)
 
 
-def test_gradcheck_batch_norm_of_a_matrix_and_of_channels_last_input():
-    layer = _bn(3)
-    assert autodiff.gradcheck(lambda m, x: m.forward(x, True)[0], layer, X[:, :, 0, :].T[:4].T[:, :, 0] * 1.0,
-                              order=2)
-    assert autodiff.gradcheck(lambda m, x: m.forward(x, True)[0], layer, channels_last(X), order=2)
+@pytest.mark.parametrize("x", [rng.standard_normal((5, 3)), rng.standard_normal((4, 3, 7)), channels_last(X)],
+                         ids=["(N, C)", "(N, C, L)", "channels-last"])
+def test_gradcheck_batch_norm_of_other_shapes_and_layouts(x):
+    assert autodiff.gradcheck(lambda m, x: m.forward(x, True)[0], _bn(3), x, order=2)
 
 
 @pytest.mark.parametrize("name", LAYERS)
