@@ -1,4 +1,7 @@
-"""BatchNorm (running statistics are non-trainable state, updated functionally) and LayerNorm."""
+"""BatchNorm (running statistics are non-trainable state, updated functionally) and LayerNorm.
+
+BatchNorm in training runs the fused kernels of :mod:`layers._batch_norm`.
+"""
 
 from dataclasses import dataclass, replace
 
@@ -7,6 +10,9 @@ import numpy as np
 import autodiff.numpy as anp
 from autodiff.extend import value_of
 from traversal import trainable
+
+from ._batch_norm import batch_norm
+from ._layout import per_channel
 
 
 @dataclass
@@ -35,22 +41,24 @@ class BatchNorm:
         ones, zeros = np.ones(channels, dtype), np.zeros(channels, dtype)
         return cls(ones, zeros.copy(), zeros.copy(), ones.copy())
 
-    def _shape(self, x):
-        return (1, -1) + (1,) * (np.ndim(value_of(x)) - 2)
-
     def forward(self, x, train=False):
-        axes = (0,) + tuple(range(2, np.ndim(value_of(x))))
-        shape = self._shape(x)
-        if train:
-            mean = anp.mean(x, axis=axes, keepdims=True)
-            var = anp.var(x, axis=axes, keepdims=True)
-            new = self._updated(value_of(mean), value_of(var), np.size(value_of(x)) // np.shape(value_of(x))[1])
-        else:
-            mean = np.reshape(self.running_mean, shape)
-            var = np.reshape(self.running_var, shape)
-            new = self
-        x_hat = (x - mean) / anp.sqrt(var + self.eps)
-        return x_hat * anp.reshape(self.gamma, shape) + anp.reshape(self.beta, shape), new
+        shape = np.shape(value_of(x))
+        self._check(shape)
+        if not train:
+            return self._evaluate(x, per_channel(len(shape))), self
+        out = batch_norm(x, self.gamma, self.beta, self.eps)
+        _, mean, var = value_of(out)
+        return out[0], self._updated(mean, var, int(np.prod(shape)) // shape[1])
+
+    def _evaluate(self, x, shape):
+        scale = self.gamma / anp.sqrt(self.running_var + self.eps)
+        return (x - np.reshape(self.running_mean, shape)) * anp.reshape(scale, shape) + anp.reshape(self.beta, shape)
+
+    def _check(self, shape):
+        channels = np.shape(value_of(self.gamma))[0]
+        if len(shape) < 2 or shape[1] != channels:
+            raise ValueError(f"BatchNorm: expected input of shape (N, {channels}, ...) such as (N, {channels}, H, W), "
+                             f"got {tuple(shape)}; the channels are axis 1")
 
     def _updated(self, mean, var, count):
         m = self.momentum

@@ -1,17 +1,25 @@
-"""Pooling over NCHW input: max, average (padding counted, as torch's default) and global average."""
+"""Pooling over NCHW input: max, average (padding counted, as torch's default) and global average.
+
+Max pooling is one kernel pass each way (:mod:`layers._max_pool`); average
+pooling is the mean of the column matrix's window entries (:mod:`layers._im2col`),
+so its pullback is the col2im kernel.  Both write channels-last memory.
+"""
 
 from dataclasses import dataclass
 
 import numpy as np
 
 import autodiff.numpy as anp
+from autodiff.extend import value_of
 
-from ._conv import pad_spatial, windows
+from ._im2col import im2col
+from ._max_pool import max_pool
+from ._windows import output_size
 
 
 @dataclass
 class _Pool:
-    """A reduction over ``kernel`` × ``kernel`` windows; subclasses say which reduction and which padding value."""
+    """A reduction over ``kernel`` × ``kernel`` windows; subclasses say which."""
 
     kernel: int
     stride: int = None
@@ -21,20 +29,32 @@ class _Pool:
         return self(x), self
 
     def __call__(self, x):
-        padded = pad_spatial(x, self.padding, self.pad_value)
-        return self.reduce(windows(padded, self.kernel, self.kernel, self.stride or self.kernel), axis=(4, 5))
+        shape = np.shape(value_of(x))
+        self._check(shape)
+        return self.pool(x, shape, self.stride or self.kernel)
+
+    def _check(self, shape):
+        name = type(self).__name__
+        if len(shape) != 4:
+            raise ValueError(f"{name}: expected NCHW input (4 axes), got shape {tuple(shape)}")
+        if self.padding > self.kernel // 2:
+            raise ValueError(f"{name}: padding {self.padding} is more than half the kernel {self.kernel}, so a "
+                             f"window could lie wholly in the padding; use padding <= {self.kernel // 2}")
+        if min(shape[2:]) + 2 * self.padding < self.kernel:
+            raise ValueError(f"{name}: input of spatial size {tuple(shape[2:])} with padding {self.padding} is "
+                             f"smaller than the kernel {self.kernel}")
 
 
 class MaxPool2d(_Pool):
-    """Max over ``kernel`` × ``kernel`` windows.
+    """Max over ``kernel`` × ``kernel`` windows; the gradient goes to the first maximum of each window, as torch's.
 
     >>> MaxPool2d(2)(np.arange(16.0).reshape(1, 1, 4, 4))[0, 0]
     array([[ 5.,  7.],
            [13., 15.]])
     """
 
-    pad_value = -np.inf
-    reduce = staticmethod(anp.max)
+    def pool(self, x, shape, stride):
+        return max_pool(x, self.kernel, stride, self.padding)
 
 
 class AvgPool2d(_Pool):
@@ -45,8 +65,13 @@ class AvgPool2d(_Pool):
            [1., 1.]])
     """
 
-    pad_value = 0.0
-    reduce = staticmethod(anp.mean)
+    def pool(self, x, shape, stride):
+        n, c, h, w = shape
+        k, p = self.kernel, self.padding
+        ho, wo = output_size(h, k, stride, p), output_size(w, k, stride, p)
+        cols = anp.reshape(im2col(x, k, k, stride, p), (n * ho * wo, c, k * k))
+        means = anp.reshape(anp.mean(cols, axis=2), (n, ho, wo, c))
+        return anp.transpose(means, (0, 3, 1, 2))
 
 
 def global_avg_pool(x):

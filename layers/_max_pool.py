@@ -1,0 +1,159 @@
+"""Max pooling as two adjoint primitives, each one numba kernel pass: gather at the window maxima, scatter to them.
+
+``pool_gather(h, x, kernel, stride, padding)`` takes, for every window of
+``x``, the element of ``h`` where ``x`` is largest; ``pool_scatter(g, x, ...)``
+adds each of ``g``'s entries to that same place.  For a fixed ``x`` they are
+linear in ``h`` and ``g`` and each other's adjoint, and the positions of the
+maxima do not move under a small change of ``x`` (almost everywhere), so
+
+- max pooling is ``pool_gather(x, x)``;
+- its pullback is ``pool_scatter(g, x)``, its pushforward ``pool_gather(t, x)``;
+- the pullback's pullback is ``pool_gather`` again, and so on to any order.
+
+The pullback saves only ``x`` and finds the maxima again rather than keeping
+an index array.  Of equal values the first in the window (row-major) wins,
+as in torch.nn.MaxPool2d, and a NaN wins over numbers (the first NaN, as
+``np.argmax``).  Positions in the padding never win.
+
+>>> x = np.array([[[[1.0, 3.0], [2.0, 0.0]]]])
+>>> pool_gather(x, x, 2, 2, 0)[0, 0], pool_scatter(np.ones((1, 1, 1, 1)), x, 2, 2, 0)[0, 0]
+(array([[3.]]), array([[0., 1.],
+       [0., 0.]]))
+"""
+
+import numpy as np
+
+from autodiff.extend import ZeroTangent, defjvp, defvjp, primitive
+
+from . import _pieces
+from ._jit import Kernel, readonly, writable
+from ._layout import channels_last, nchw, nhwc
+from ._windows import _windows, output_size
+
+
+def _max_window_loop(src, xv, kernel, stride, pad, out, scatter):
+    """Per window of ``xv`` (N, H, W, C) and channel, the first maximum; then gather ``out = src`` there
+    (``out`` is N, Ho, Wo, C) or, with ``scatter``, add ``src`` there (``out`` is N, H, W, C, zeroed).
+
+    One pass per window, branch-free along the (contiguous) channels so that it vectorises: the position
+    of the best value so far is kept in ``xv``'s dtype, exact below 2**24 positions per image.
+    """
+    n_, h_, w_, c_ = xv.shape
+    ho = (h_ + 2 * pad - kernel) // stride + 1
+    wo = (w_ + 2 * pad - kernel) // stride + 1
+    top = np.empty(c_, xv.dtype)
+    at = np.empty(c_, xv.dtype)
+    for q in range(n_ * ho * wo):  # the output positions (n, oh, ow) in order
+        n, oh, ow = q // (ho * wo), q // wo % ho, q % wo
+        i0, j0 = max(oh * stride - pad, 0), max(ow * stride - pad, 0)
+        i1, j1 = min(oh * stride - pad + kernel, h_), min(ow * stride - pad + kernel, w_)
+        top[:] = xv[n, i0, j0]  # padding never wins: start from the window's first position inside x
+        at[:] = i0 * w_ + j0
+        for hi in range(i0, i1):
+            for wj in range(j0, j1):
+                for c in range(c_):
+                    v, t = xv[n, hi, wj, c], top[c]
+                    take = (v > t) | ((v != v) & (t == t))  # larger, or the first NaN (as np.argmax)
+                    top[c] = v if take else t
+                    at[c] = hi * w_ + wj if take else at[c]
+        for c in range(c_):
+            p = int(at[c])
+            if scatter:
+                out[n, p // w_, p % w_, c] += src[n, oh, ow, c]
+            else:
+                out[n, oh, ow, c] = src[n, p // w_, p % w_, c]
+
+
+MAX_WINDOW = Kernel(_max_window_loop, lambda t, d: t.void(
+    readonly(t, d, 4, "C"), readonly(t, d, 4, "C"), t.int64, t.int64, t.int64, writable(t, d, 4), t.boolean))
+
+
+def _first_maxima(x, kernel, stride, padding):
+    """Padded-coordinate rows and columns ``(N, C, Ho, Wo)`` of each window's first maximum inside ``x``."""
+    widths = ((0, 0), (0, 0), (padding, padding), (padding, padding))
+    win = _windows(np.pad(x, widths, constant_values=-np.inf), kernel, kernel, stride)
+    inside = _windows(np.pad(np.ones((1, 1) + x.shape[2:], bool), widths), kernel, kernel, stride)
+    top = win.max(axis=(4, 5), keepdims=True)
+    hit = ((win == top) | (np.isnan(win) & np.isnan(top))) & inside
+    first = hit.reshape(hit.shape[:4] + (-1,)).argmax(axis=-1)
+    oh, ow = np.ogrid[:win.shape[2], :win.shape[3]]
+    return oh * stride + first // kernel, ow * stride + first % kernel
+
+
+def pool_gather_reference(h, x, kernel, stride, padding):
+    """The numpy twin of :func:`pool_gather`."""
+    rows, cols = _first_maxima(np.asarray(x), kernel, stride, padding)
+    widths = ((0, 0), (0, 0), (padding, padding), (padding, padding))
+    padded = np.pad(np.asarray(h), widths)
+    n, c = np.ogrid[:rows.shape[0], :rows.shape[1]]
+    return padded[n[..., None, None], c[..., None, None], rows, cols]
+
+
+def pool_scatter_reference(g, x, kernel, stride, padding):
+    """The numpy twin of :func:`pool_scatter`."""
+    x = np.asarray(x)
+    rows, cols = _first_maxima(x, kernel, stride, padding)
+    n, c, h, w = x.shape
+    out = np.zeros((n, c, h + 2 * padding, w + 2 * padding), np.result_type(g))
+    ni, ci = np.ogrid[:n, :c]
+    np.add.at(out, (ni[..., None, None], ci[..., None, None], rows, cols), g)
+    return out[:, :, padding:padding + h, padding:padding + w]
+
+
+def _run(src, x, kernel, stride, padding, out, scatter):
+    """The kernel over groups of images; ``False`` when the twin must run instead."""
+    dtype = np.result_type(x)
+    k = MAX_WINDOW.compiled(dtype)
+    if k is None or type(src) is not np.ndarray or type(x) is not np.ndarray or src.dtype != dtype:
+        return False
+    if x.shape[2] * x.shape[3] >= 1 << 24:  # positions are kept in the data's dtype (float32: exact below 2**24)
+        return False
+    sv, xv = _channels_last_memory(src), _channels_last_memory(x)
+    try:
+        _pieces.run(_pieces.ranges(x.shape[0], x.nbytes),
+                    lambda a, b: k(sv[a:b], xv[a:b], kernel, stride, padding, out[a:b], scatter))
+    except Exception:  # never a wrong answer: the twin
+        return False
+    return True
+
+
+def _channels_last_memory(a):
+    """The C-ordered (N, H, W, C) array behind ``a``: a view when ``a`` is channels-last, else one copy."""
+    return np.ascontiguousarray(nhwc(a))
+
+
+def _pool_gather(h, x, kernel, stride, padding):
+    n, c, hh, ww = np.shape(x)
+    out = np.empty((n, output_size(hh, kernel, stride, padding), output_size(ww, kernel, stride, padding), c),
+                   np.result_type(h))
+    if _run(h, x, kernel, stride, padding, out, False):
+        return nchw(out)
+    return channels_last(pool_gather_reference(h, x, kernel, stride, padding))  # the same layout either way
+
+
+def _pool_scatter(g, x, kernel, stride, padding):
+    n, c, hh, ww = np.shape(x)
+    out = np.zeros((n, hh, ww, c), np.result_type(g))
+    if _run(g, x, kernel, stride, padding, out, True):
+        return nchw(out)
+    return channels_last(pool_scatter_reference(g, x, kernel, stride, padding))
+
+
+pool_gather = primitive(_pool_gather, "pool_gather")
+pool_scatter = primitive(_pool_scatter, "pool_scatter")
+
+
+def _constant(*args, **kwargs):
+    """The positions of the maxima are locally constant in ``x``: no derivative flows through them."""
+    return ZeroTangent()
+
+
+defvjp(pool_gather, lambda g, ans, h, x, k, s, p: pool_scatter(g, x, k, s, p), _constant)
+defvjp(pool_scatter, lambda g, ans, h, x, k, s, p: pool_gather(g, x, k, s, p), _constant)
+defjvp(pool_gather, lambda t, ans, h, x, k, s, p: pool_gather(t, x, k, s, p), _constant)
+defjvp(pool_scatter, lambda t, ans, h, x, k, s, p: pool_scatter(t, x, k, s, p), _constant)
+
+
+def max_pool(x, kernel, stride, padding):
+    """Max over ``kernel`` × ``kernel`` windows of NCHW ``x`` (padding never wins); channels-last memory out."""
+    return pool_gather(x, x, kernel, stride, padding)
