@@ -54,12 +54,13 @@ class Progress:
             self.bar.close()
 
 
-def suites(names, mode):
-    """The suite functions of the named modules, in order (with ``FULL`` ones in full mode)."""
+def suites(names, mode, named=False):
+    """The suite functions of the named modules, in order (with ``FULL`` ones in full mode, or when ``named``
+    with ``--only``)."""
     for name in names:
         module = importlib.import_module(f"bench.{name}")
         yield from module.SUITES
-        if mode == "full":
+        if mode == "full" or named:
             yield from getattr(module, "FULL", [])
 
 
@@ -147,7 +148,7 @@ def main(argv=None):
     ctx = Context(mode=mode, torch=torch, inject=args.inject_mismatch)
     start = time.perf_counter()
     try:
-        rows, seconds = run_suites(ctx, list(suites(args.only or MODULES, mode)))
+        rows, seconds = run_suites(ctx, list(suites(args.only or MODULES, mode, named=bool(args.only))))
         if args.contention:
             rows += contention(ctx)
     except Mismatch as e:

@@ -302,13 +302,27 @@ def test_only_takes_a_comma_list_of_modules_and_names_the_choices_for_a_wrong_on
     assert list(runner.suites(["overhead"], "quick")) == overhead.SUITES
 
 
-def test_every_module_registered_has_suites_and_full_only_ones_run_only_in_full_mode():
-    from bench import MODULES, system
+def test_every_module_registered_has_suites_and_full_only_ones_run_only_in_full_mode_or_when_named():
+    from bench import MODULES, second_order, system
 
     for name in MODULES:
-        assert list(runner.suites([name], "quick")), name
+        assert list(runner.suites([name], "quick", named=True)), name
     assert system.numba_compile not in list(runner.suites(["system"], "quick"))
     assert system.numba_compile in list(runner.suites(["system"], "full"))
+    assert not list(runner.suites(["second_order"], "quick"))  # seconds per round: not in the quick run
+    assert list(runner.suites(["second_order"], "quick", named=True)) == second_order.FULL
+
+
+def test_the_second_order_suite_stops_before_timing_when_a_task_disagrees_with_torch():
+    from bench import second_order
+    from bench._so_task import Task, allclose
+
+    def setup(torch):
+        return Task("a task", lambda: [np.ones(2)], {"torch way": lambda: [np.ones(2) + 1e-3]},
+                    allclose("a task", rtol=1e-9, atol=0), goal=1.0)
+
+    with pytest.raises(Mismatch, match="ours and torch way disagree"):
+        second_order._suite(setup)(Context(mode="smoke"))
 
 
 # ---- suites, checked without timing --------------------------------------------------------------------------
