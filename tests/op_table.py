@@ -439,7 +439,8 @@ OPS = [
     Op("stats.norm.logcdf", stats.norm.logcdf, plain(st.just(((3,), (3,), (3,)))), positive),
     Op("stats.norm.ppf", lambda q, loc, s: stats.norm.ppf(q, loc, s), plain(st.just(((3,), (3,), ()))), sc.open_unit),
     Op("stats.t.logpdf", stats.t.logpdf, plain(st.just(((3,), (), (3,), ()))), positive),
-    Op("stats.t.cdf", lambda x, loc, s: stats.t.cdf(x, 3.5, loc, s), plain(st.just(((3,), (), ()))), sc.moderate),
+    Op("stats.t.cdf", lambda x, loc, s: stats.t.cdf(x, 3.5, loc, sc.positive_of(s)), plain(st.just(((3,), (), ()))),
+       sc.moderate),
     Op("stats.cauchy.logpdf", stats.cauchy.logpdf, plain(st.just(((3,), (), (3,)))), positive),
     Op("stats.cauchy.logcdf", stats.cauchy.logcdf, plain(st.just(((3,), (), ()))), positive),
     Op("stats.laplace.logpdf", lambda x, loc, s: stats.laplace.logpdf(x, -loc, s), plain(st.just(((3,), (), ()))),
@@ -488,4 +489,5 @@ OPS = [
     Op("linalg.block_diag", lambda a, b, c: sla.block_diag(a, b, c), plain(st.just(((2, 3), (), (2,))))),
     Op("signal.convolve", lambda a, b, mode: sig.convolve(a, b, mode), sc.signal_case()),
     Op("signal.correlate", lambda a, b, mode: sig.correlate(a, b, mode), sc.signal_case()),
+    Op("integrate.odeint", sc.odeint_net, plain(st.just(((2,), (2, 2))))),
 ]

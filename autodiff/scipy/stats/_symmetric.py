@@ -1,8 +1,8 @@
 """Location-scale families symmetric about ``loc``: ``norm``, ``t``, ``cauchy``, ``laplace``, ``logistic``.
 
 Each works on ``z = (x - loc) / scale`` and subtracts ``log(scale)``; gradients flow in ``x``, ``loc``,
-``scale`` and ``df``.  ``t.cdf`` goes through ``betainc``, so it is differentiable in ``x``, ``loc`` and
-``scale`` but not ``df`` (which raises, naming betainc's shape parameter).
+``scale`` and ``df``.  ``t.cdf`` is ``stdtr``, differentiable in ``x``, ``loc`` and ``scale`` but not ``df``
+(which raises, naming stdtr's shape parameter).
 """
 
 import math
@@ -24,7 +24,7 @@ from ...numpy import (
     subtract,
     where,
 )
-from ..special import betainc, expit, gammaln, log_ndtr, ndtr, ndtri
+from ..special import expit, gammaln, log_ndtr, ndtr, ndtri, stdtr
 from ._family import Family
 from ._support import plain
 
@@ -61,9 +61,8 @@ def _t_logpdf(x, df, loc=0.0, scale=1.0):
 
 
 def _t_cdf(x, df, loc=0.0, scale=1.0):
-    z = _z(x, loc, scale)
-    half_tail = multiply(betainc(multiply(df, 0.5), 0.5, divide(df, add(df, square(z)))), 0.5)
-    return where(np.less(plain(z), 0), half_tail, subtract(1.0, half_tail))
+    # stdtr's rule is the t density itself: finite at z = 0, where betainc of df / (df + z^2) is not
+    return stdtr(df, _z(x, loc, scale))
 
 
 t = Family(
