@@ -322,3 +322,35 @@ def test_values_and_gradients_are_finite_on_the_generated_inputs(op):
         assert all(np.all(np.isfinite(g)) for g in pullback(np.ones_like(out)))
 
     check()
+
+
+# --- complex input: refused, naming the function (autodiff.scipy differentiates real inputs only) ----------
+
+@pytest.mark.parametrize("op", _scipy_rows(), ids=repr)
+def test_every_function_refuses_a_complex_input_naming_itself(op):
+    from hypothesis import given, settings
+    from hypothesis import strategies as hs
+
+    group = op.name.split(".")[0]  # special, stats, linalg, signal, integrate
+
+    @settings(max_examples=1, deadline=None, derandomize=True)
+    @given(case=op.cases, seed=hs.integers(0, 2**16))
+    def check(case, seed):
+        shapes, kwargs = case
+        r = np.random.default_rng(seed)
+        args = [op.domain(r.standard_normal(s)) + 0.5j * r.standard_normal(s) for s in shapes]
+        pattern = rf"autodiff\.scipy\.{group}\.[\w.]+: got a complex input \(complex128\); autodiff\.scipy " \
+                  r"differentiates real inputs only"
+        with pytest.raises(TypeError, match=pattern):
+            op.fn(*args, **kwargs)
+        with pytest.raises(TypeError, match=pattern):  # traced: never a number in the wrong convention
+            autodiff.vjp(lambda *xs: op.fn(*xs, **kwargs), *args)
+
+    check()
+
+
+def test_a_complex_constant_with_a_real_traced_input_is_refused_too():
+    with pytest.raises(TypeError, match="autodiff.scipy.special.erf: got a complex input"):
+        autodiff.grad(lambda x: sp.erf(x + 1j).real.sum())(np.ones(2))
+    with pytest.raises(TypeError, match="autodiff.scipy.special.erf: got a complex input"):
+        autodiff.grad(lambda x: ss.erf(x * (1 + 1j)).real.sum())(np.ones(2))  # scipy's ufunc routes to ours
