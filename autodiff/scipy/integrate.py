@@ -167,7 +167,8 @@ def odeint(func, y0, t, args=(), rtol=None, atol=None):
     Differentiable in ``y0``, ``t`` and each float array or float in ``args``; ``func`` must be
     written with ``autodiff.numpy`` ops (its vector-Jacobian and Jacobian-vector products drive the
     adjoint and sensitivity solves).  ``y0`` is a real 1-d array; the result has shape
-    ``(len(t), len(y0))`` and the inputs' floating dtype.
+    ``(len(t), len(y0))`` and the inputs' floating dtype.  scipy's LSODA solves in float64 only, so
+    float32 inputs are solved in float64 and the result (and each gradient) is cast back to float32.
 
     >>> import numpy as np
     >>> import autodiff
