@@ -348,3 +348,19 @@ def test_a_complex_constant_with_a_real_traced_input_is_refused_too():
         autodiff.grad(lambda x: sp.erf(x + 1j).real.sum())(np.ones(2))
     with pytest.raises(TypeError, match="autodiff.scipy.special.erf: got a complex input"):
         autodiff.grad(lambda x: ss.erf(x * (1 + 1j)).real.sum())(np.ones(2))  # scipy's ufunc routes to ours
+
+
+# --- documentation ---------------------------------------------------------------------------------------------
+
+def test_every_public_function_has_a_runnable_example_that_doctest_collects():
+    import doctest
+    import pkgutil
+
+    import autodiff.scipy as asp
+
+    modules = [asp] + [importlib.import_module(m.name) for m in pkgutil.walk_packages(asp.__path__, "autodiff.scipy.")]
+    collected = {t.docstring for m in modules for t in doctest.DocTestFinder().find(m) if t.examples}
+    public = {f"{sub}.{name}": getattr(getattr(asp, sub), name) for sub in asp.__all__
+              for name in getattr(asp, sub).__all__}
+    assert len(public) >= 55
+    assert [name for name, obj in public.items() if obj.__doc__ not in collected] == []

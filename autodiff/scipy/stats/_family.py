@@ -40,7 +40,17 @@ def _typed(fun, qualified):
 
 
 class Family:
-    """Named functions of one family; asking for a missing one names what the family has."""
+    """Named functions of one family; asking for a missing one names what the family has.
+
+    >>> import numpy as np
+    >>> half_normal = Family("half_normal", logpdf=lambda x: np.log(2.0) - x * x / 2 - np.log(2 * np.pi) / 2)
+    >>> round(float(half_normal.logpdf(0.0)), 4)
+    -0.2258
+    >>> half_normal.cdf
+    Traceback (most recent call last):
+    ...
+    AttributeError: autodiff.scipy.stats.half_normal has no 'cdf'; it has logpdf. Use scipy.stats.half_normal.cdf on plain values (no gradient)
+    """
 
     def __init__(self, name, **methods):
         self._name = name
