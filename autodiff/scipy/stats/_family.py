@@ -49,7 +49,8 @@ class Family:
     >>> half_normal.cdf
     Traceback (most recent call last):
     ...
-    AttributeError: autodiff.scipy.stats.half_normal has no 'cdf'; it has logpdf. Use scipy.stats.half_normal.cdf on plain values (no gradient)
+    AttributeError: autodiff.scipy.stats.half_normal has no 'cdf'; it has logpdf. Use scipy.stats.half_normal.cdf \
+on plain values (no gradient)
     """
 
     def __init__(self, name, **methods):
