@@ -27,7 +27,6 @@ import scipy.integrate as si
 from ..extend import Thunk, ZeroTangent, defjvp_joint, defvjp_joint, jvp_via_ad, primitive, vjp_via_ad
 from ..numpy import add, astype, concatenate, multiply, negative, reshape, stack, subtract, sum
 from ..numpy._broadcast import dtype_of, shape_of
-from ._plain import plain
 from ._real import refuse_complex
 
 __all__ = ["odeint"]
@@ -72,26 +71,29 @@ def _augmented(func, n):
     return dynamics
 
 
-def _interval_back(func, ys_i, a, adj, t_from, t_to, args, rtol, atol):
-    """One backward interval of the adjoint system: ``(a, adj)`` at ``t_to`` from their values at ``t_from``."""
+def _interval_back(func, ys_i, a, adj, times, args, rtol, atol):
+    """One backward interval of the adjoint system: ``(a, adj)`` at ``times[1]`` from their values at ``times[0]``."""
     n = shape_of(ys_i)[0]
     state = concatenate([ys_i, a, adj])
-    times = np.array([t_from, t_to], dtype=np.float64)
     end = _odeint_p(_augmented(func, n), state, times, *args, rtol=rtol, atol=atol)[1]
     return end[n:2 * n], end[2 * n:]
 
 
 def _odeint_vjp(g, ys, func, y0, t, *args, rtol=None, atol=None):
-    """One cotangent each for ``func`` (none), ``y0``, ``t`` and every argument."""
-    t_primal, t = t, np.asarray(plain(t), dtype=np.float64)
+    """One cotangent each for ``func`` (none), ``y0``, ``t`` and every argument.
+
+    The times stay as given (traced when an outer derivative moves them): the interval ends and the time
+    cotangents are differentiable in them, so second derivatives through the times are right too.
+    """
+    t64 = _wide(t)
     sizes = [int(np.prod(shape_of(x))) for x in args]
     a = g[-1]
     adj = np.zeros(_total(sizes))
-    for i in range(len(t) - 1, 0, -1):
-        a, adj = _interval_back(func, ys[i], a, adj, t[i], t[i - 1], args, rtol, atol)
+    for i in range(shape_of(t)[0] - 1, 0, -1):
+        a, adj = _interval_back(func, ys[i], a, adj, stack([t64[i], t64[i - 1]]), args, rtol, atol)
         if i > 1:
             a = a + g[i - 1]
-    g_t = Thunk(lambda: astype(_time_cotangents(func, g, ys, t, args, a), dtype_of(t_primal)))  # t is usually data
+    g_t = Thunk(lambda: astype(_time_cotangents(func, g, ys, t, args, a), dtype_of(t)))  # t is usually data
     g_args = [astype(c, dtype_of(x)) for c, x in zip(_unflatten(adj, args, sizes), args)]
     return [None, astype(a + g[0], dtype_of(y0)), g_t] + g_args
 
