@@ -428,6 +428,7 @@ OPS = [
     Op("special.entr", sp.entr, plain(one()), positive),
     Op("special.betaln", sp.betaln, plain(broadcast_pair()), positive),
     Op("special.betainc in x", lambda x: sp.betainc(1.5, 2.5, x), plain(one()), sc.open_unit),
+    Op("special.stdtr in t", lambda x: sp.stdtr(3.5, x), plain(one()), sc.moderate),
     Op("special.gammainc in x", lambda x: sp.gammainc(1.7, x), plain(one()), positive),
     Op("special.gammaincc in x", lambda x: sp.gammaincc(0.8, x), plain(one()), positive),
     Op("special.i0", sp.i0, plain(one()), sc.moderate),
@@ -489,5 +490,7 @@ OPS = [
     Op("linalg.block_diag", lambda a, b, c: sla.block_diag(a, b, c), plain(st.just(((2, 3), (), (2,))))),
     Op("signal.convolve", lambda a, b, mode: sig.convolve(a, b, mode), sc.signal_case()),
     Op("signal.correlate", lambda a, b, mode: sig.correlate(a, b, mode), sc.signal_case()),
+    Op("signal.convolve2d and correlate2d", lambda a, b: sig.convolve2d(a, b, "same") + sig.correlate2d(a, b, "same"),
+       plain(st.just(((3, 4), (2, 2))))),
     Op("integrate.odeint", sc.odeint_net, plain(st.just(((2,), (2, 2))))),
 ]
