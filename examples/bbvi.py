@@ -53,8 +53,12 @@ def elbo_estimate(lam, eps, x, y):
     return anp.mean(log_joint(sample(lam, eps), x, y)) + lam[2] + lam[4] + GAUSS_ENTROPY
 
 
-def fit(x, y, steps=3000, samples=16, lr=0.03, seed=1):
-    """Adam on the negative ELBO estimate, then the average of the second half of the iterates."""
+def fit(x, y, steps=600, samples=128, lr=0.05, seed=1):
+    """Adam on the negative ELBO estimate, then the average of the second half of the iterates.
+
+    128 samples per step cost about what 16 do (the arrays are tiny; the time is per step), and their
+    less noisy gradient lets 600 steps land as close to the optimum as 3000 steps of 16 did.
+    """
     rng = np.random.default_rng(seed)
     grad = autodiff.grad(lambda lam, eps: -elbo_estimate(lam, eps, x, y))
     lam, m, v = np.zeros(5), np.zeros(5), np.zeros(5)
@@ -108,7 +112,7 @@ def covariance_of(lam):
 
 def main(plot=True):
     x, y = data()
-    lam, path = fit(x, y, steps=300 if QUICK else 3000)
+    lam, path = fit(x, y, steps=300 if QUICK else 600)
     ref = reference_optimum(x, y)
     mean, cov, grid = exact_posterior_moments(x, y)
     print(f"BBVI mean {lam[:2].round(3)}, quadrature-ELBO optimum mean {ref[:2].round(3)}, "

@@ -10,6 +10,7 @@ import numpy as np
 import autodiff.numpy as anp
 from autodiff.numpy._broadcast import dtype_of
 from autodiff.scipy import stats
+from autodiff.scipy.integrate import odeint
 
 COUNTS = np.array([0.0, 1.0, 3.0])
 
@@ -70,6 +71,22 @@ def signal_case(draw):
     shapes = draw(st.sampled_from([((5,), (3,)), ((2,), (4,)), ((4, 5), (2, 3)), ((2, 2), (3, 4)), ((3, 3), (3, 1))]))
     return shapes, {"mode": draw(st.sampled_from(["full", "same", "valid"]))}
 
+
+
+ODE_TIMES = np.array([0.0, 0.4])
+
+
+def ode_net(y, t, w):
+    """autograd's ode_net-style dynamics on a 2-d state: a one-layer tanh network with time-dependent damping."""
+    return anp.tanh(w @ y) - 0.5 * t * y
+
+
+def odeint_net(y0, w):
+    """A short solve (one output interval of 0.4 time units: the order-2 gradcheck costs two nested adjoint
+    solves per interval, 20 examples a row; several intervals are checked at order 2 in
+    tests/test_scipy_integrate.py), tight enough (1e-10) that the solver's own error stays far below what
+    finite differences resolve: the gradcheck sees the rules, not the solver."""
+    return odeint(ode_net, y0, ODE_TIMES, (w,), rtol=1e-10, atol=1e-10)
 
 
 def other_continuous_forms(x, s):

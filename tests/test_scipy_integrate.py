@@ -54,9 +54,12 @@ def test_first_order_gradients_in_y0_args_and_times_match_finite_differences(dty
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_second_order_through_the_adjoint_of_the_adjoint(dtype):
-    times = np.array([0.0, 0.6])
+    times = np.array([0.0, 0.3, 0.6])  # two intervals: the cotangent added between them is differentiated too
     y0, b = Y0.astype(dtype), B.astype(dtype)
     assert autodiff.gradcheck(lambda y0, b: odeint(net, y0, times, (W.astype(dtype), b), **TIGHT), y0, b, order=2)
+    # in the times too, jointly with y0 (the mixed derivatives); a wider step: the adaptive solver's own noise
+    assert autodiff.gradcheck(lambda y0, t: odeint(net, y0, t, (W, B), **TIGHT), Y0, times, order=2, eps=1e-4,
+                              rtol=1e-4, atol=1e-7)
 
 
 def test_bad_arguments_are_refused_clearly():

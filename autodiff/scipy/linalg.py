@@ -1,9 +1,10 @@
 """``autodiff.scipy.linalg``: triangular solves, Cholesky and LU factors, matrix functions, ``block_diag``.
 
-``solve_triangular``, ``lu_factor``, ``expm``, ``sqrtm`` and ``logm`` are primitives; the rest are
-compositions.  A matrix function's pullback is its Frechet derivative at ``A^T`` applied to the
-cotangent, read off the same function of the block matrix ``[[A^T, G], [0, A^T]]`` (Higham,
-*Functions of Matrices*, 2008, thm 3.6), so it is written with the function itself and nests.
+``solve_triangular``, ``lu_factor``, ``expm``, ``sqrtm`` and ``logm`` are primitives, each with its
+pullback and its pushforward; the rest are compositions.  A matrix function's pushforward is its Frechet
+derivative ``L_f(A, E)``, read off the same function of the block matrix ``[[A, E], [0, A]]`` (Higham,
+*Functions of Matrices*, 2008, thm 3.6), and its pullback is ``L_f(A^T, G)``, so both are written with the
+function itself and nest.  Real input only: a complex matrix is refused, naming the function.
 
 >>> import numpy as np
 >>> import autodiff
@@ -17,10 +18,11 @@ import warnings
 import numpy as np
 import scipy.linalg as sl
 
-from ..extend import defvjp, primitive
+from ..extend import defjvp, defvjp, primitive
 from ..numpy import concatenate, linalg, matmul, multiply, negative, reshape, swapaxes
 from ..numpy._broadcast import dtype_of, shape_of
 from ._plain import plain
+from ._real import refuse_complex
 
 __all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu_factor", "lu_solve",
            "expm", "sqrtm", "logm", "block_diag"]
@@ -38,6 +40,7 @@ def _trans_flag(trans):
 
 
 def _solve_triangular(a, b, trans, lower, unit_diagonal):
+    refuse_complex("autodiff.scipy.linalg.solve_triangular", a, b)
     return sl.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
 
 
@@ -68,29 +71,83 @@ def _solve_triangular_vjp_a(g, ans, a, b, trans, lower, unit_diagonal):
 defvjp(_solve_triangular_p, _solve_triangular_vjp_a, _solve_triangular_vjp_b)
 
 
+def _solve_triangular_jvp_a(t, ans, a, b, trans, lower, unit_diagonal):
+    """``op(A) x = b``: ``op(A) dx = -op(dA) x``, with ``dA`` kept to the triangle read."""
+    vector = len(shape_of(b)) == len(shape_of(a)) - 1
+    da = multiply(t, _triangle_mask(shape_of(a)[-1], lower, unit_diagonal, dtype_of(a)))
+    moved = matmul(da if trans == 0 else _t(da), _as_matrix(ans, vector))
+    return negative(_solve_triangular_p(a, moved[..., 0] if vector else moved, trans, lower, unit_diagonal))
+
+
+def _solve_triangular_jvp_b(t, ans, a, b, trans, lower, unit_diagonal):
+    return _solve_triangular_p(a, t, trans, lower, unit_diagonal)
+
+
+defjvp(_solve_triangular_p, _solve_triangular_jvp_a, _solve_triangular_jvp_b)
+
+
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False):
     """Solve ``op(a) x = b`` for triangular ``a`` (``op`` is ``a`` or ``a^T``); only that triangle is read.
 
     The gradient in ``a`` lies in the triangle read (without the diagonal when ``unit_diagonal``).
     Batched ``a`` (``(..., n, n)``) and ``b`` (``(..., n)`` or ``(..., n, k)``) work as in scipy.
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> a = np.array([[2.0, 0.0], [1.0, 4.0]])
+    >>> solve_triangular(a, np.array([2.0, 9.0]), lower=True)
+    array([1., 2.])
+    >>> autodiff.grad(lambda a: solve_triangular(a, np.array([2.0, 9.0]), lower=True)[1])(a)  # upper triangle: 0
+    array([[ 0.125,  0.   ],
+           [-0.25 , -0.5  ]])
     """
     return _solve_triangular_p(a, b, _trans_flag(trans), bool(lower), bool(unit_diagonal))
 
 
 def cholesky(a, lower=False):
-    """The Cholesky factor of a symmetric positive-definite ``a``: upper (scipy's default) or lower."""
+    """The Cholesky factor of a symmetric positive-definite ``a``: upper (scipy's default) or lower.
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> cholesky(np.array([[4.0, 2.0], [2.0, 5.0]]))
+    array([[2., 1.],
+           [0., 2.]])
+    >>> autodiff.grad(lambda a: cholesky(a)[0, 0])(np.array([[4.0, 2.0], [2.0, 5.0]]))  # d sqrt(a00)
+    array([[0.25, 0.  ],
+           [0.  , 0.  ]])
+    """
+    refuse_complex("autodiff.scipy.linalg.cholesky", a)
     factor = linalg.cholesky(a)
     return factor if lower else _t(factor)
 
 
 def cho_factor(a, lower=False):
-    """``(c, lower)`` for ``cho_solve``; ``c``'s other triangle is zero (scipy leaves it unspecified)."""
+    """``(c, lower)`` for ``cho_solve``; ``c``'s other triangle is zero (scipy leaves it unspecified).
+
+    >>> import numpy as np
+    >>> cho_factor(np.array([[4.0, 2.0], [2.0, 5.0]]), lower=True)
+    (array([[2., 0.],
+           [1., 2.]]), True)
+    """
+    refuse_complex("autodiff.scipy.linalg.cho_factor", a)
     return cholesky(a, lower), lower
 
 
 def cho_solve(c_and_lower, b):
-    """Solve ``a x = b`` from ``cho_factor(a)``: two triangular solves, differentiable in ``c`` and ``b``."""
+    """Solve ``a x = b`` from ``cho_factor(a)``: two triangular solves, differentiable in ``c`` and ``b``.
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> a = np.array([[4.0, 2.0], [2.0, 5.0]])
+    >>> cho_solve(cho_factor(a), np.array([6.0, 7.0]))
+    array([1., 1.])
+    >>> g = autodiff.grad(lambda a: cho_solve(cho_factor(a), np.array([6.0, 7.0])).sum())(a)
+    >>> full = -np.outer(np.linalg.solve(a, np.ones(2)), np.ones(2))  # -a^-1 1 x^T, for a general a
+    >>> bool(np.allclose(g, (full + full.T) / 2))  # the Cholesky factor reads a symmetric a
+    True
+    """
     c, lower = c_and_lower
+    refuse_complex("autodiff.scipy.linalg.cho_solve", c, b)
     y = solve_triangular(c, b, trans=0 if lower else 1, lower=lower)
     return solve_triangular(c, y, trans=1 if lower else 0, lower=lower)
 
@@ -104,6 +161,7 @@ def _row_permutation(piv):
 
 
 def _lu_packed(a):
+    refuse_complex("autodiff.scipy.linalg.lu_factor", a)
     return sl.lu_factor(a)[0]
 
 
@@ -131,16 +189,50 @@ def _add_unit(strict_lower):
 defvjp(_lu_packed_p, _lu_factor_vjp)
 
 
+def _lu_factor_jvp(t, lu, a):
+    """``a[perm] = L U`` gives ``L^-1 da[perm] U^-1 = L^-1 dL + dU U^-1``: strictly lower plus upper."""
+    n = shape_of(a)[-1]
+    dtype = dtype_of(a)
+    strict, upper = np.tril(np.ones((n, n)), -1).astype(dtype), np.triu(np.ones((n, n))).astype(dtype)
+    low, up = _add_unit(multiply(lu, strict)), multiply(lu, upper)
+    perm = _row_permutation(sl.lu_factor(plain(a))[1])
+    left = solve_triangular(low, t[perm], lower=True, unit_diagonal=True)
+    x = _t(solve_triangular(up, _t(left), trans=1, lower=False))  # L^-1 da[perm] U^-1
+    return matmul(low, multiply(x, strict)) + matmul(multiply(x, upper), up)
+
+
+defjvp(_lu_packed_p, _lu_factor_jvp)
+
+
 def lu_factor(a):
-    """``(lu, piv)`` as scipy gives them: ``lu`` is differentiable, the pivots are integers."""
+    """``(lu, piv)`` as scipy gives them: ``lu`` is differentiable, the pivots are integers.
+
+    >>> import numpy as np
+    >>> lu, piv = lu_factor(np.array([[1.0, 2.0], [3.0, 4.0]]))
+    >>> lu, piv  # rows swapped: L = [[1, 0], [1/3, 1]], U = [[3, 4], [0, 2/3]]
+    (array([[3.        , 4.        ],
+           [0.33333333, 0.66666667]]), array([1, 1], dtype=int32))
+    """
+    refuse_complex("autodiff.scipy.linalg.lu_factor", a)
     if len(shape_of(a)) != 2 or shape_of(a)[0] != shape_of(a)[1]:
         raise ValueError(f"autodiff.scipy.linalg.lu_factor: expected a square matrix, got shape {shape_of(a)}")
     return _lu_packed_p(a), sl.lu_factor(plain(a))[1]
 
 
 def lu_solve(lu_and_piv, b, trans=0):
-    """Solve ``a x = b`` (``trans=1``: ``a^T x = b``) from ``lu_factor(a)``; differentiable in ``lu`` and ``b``."""
+    """Solve ``a x = b`` (``trans=1``: ``a^T x = b``) from ``lu_factor(a)``; differentiable in ``lu`` and ``b``.
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> a = np.array([[1.0, 2.0], [3.0, 4.0]])
+    >>> lu_solve(lu_factor(a), np.array([5.0, 11.0]))
+    array([1., 2.])
+    >>> g = autodiff.grad(lambda a: lu_solve(lu_factor(a), np.array([5.0, 11.0])).sum())(a)
+    >>> bool(np.allclose(g, -np.outer(np.linalg.solve(a.T, np.ones(2)), [1.0, 2.0])))  # -a^-T 1 x^T
+    True
+    """
     lu, piv = lu_and_piv
+    refuse_complex("autodiff.scipy.linalg.lu_solve", lu, b)
     perm = _row_permutation(piv)
     if _trans_flag(trans) == 0:
         y = solve_triangular(lu, b[perm], lower=True, unit_diagonal=True)
@@ -150,12 +242,11 @@ def lu_solve(lu_and_piv, b, trans=0):
     return x[np.argsort(perm)]
 
 
-def _frechet_adjoint(f, a, g):
-    """``L_f(a^T, g)``: the upper-right block of ``f([[a^T, g], [0, a^T]])``."""
+def _frechet(f, a, e):
+    """``L_f(a, e)``: the upper-right block of ``f([[a, e], [0, a]])``."""
     n = shape_of(a)[-1]
-    at = _t(a)
     zeros = np.zeros(shape_of(a), dtype=dtype_of(a))
-    block = concatenate([concatenate([at, g], axis=-1), concatenate([zeros, at], axis=-1)], axis=-2)
+    block = concatenate([concatenate([a, e], axis=-1), concatenate([zeros, a], axis=-1)], axis=-2)
     return f(block)[..., :n, n:]
 
 
@@ -163,6 +254,7 @@ def _real_matrix_function(name, scipy_f):
     """A primitive for ``scipy_f`` that refuses a complex result (the function is not smooth and real there)."""
 
     def forward(a):
+        refuse_complex(f"autodiff.scipy.linalg.{name}", a)
         out = scipy_f(a)
         if np.iscomplexobj(out) and not np.iscomplexobj(a):
             # a rounding artefact is tiny; eigenvalues on the negative axis give imaginary parts near pi
@@ -172,18 +264,40 @@ def _real_matrix_function(name, scipy_f):
                     "eigenvalues on the closed negative real axis); pass a matrix whose eigenvalues avoid it"
                 )
             out = out.real
-        return out.astype(np.result_type(a, np.float32), copy=False)
+        # a copy that owns its memory: sqrtm's result views a DLPack capsule, which numpy will not make
+        # writeable again once a tape has protected it
+        return np.array(out, dtype=np.result_type(a, np.float32))
 
     prim = primitive(forward, name)
-    defvjp(prim, lambda g, ans, a: _frechet_adjoint(prim, a, g))
+    defvjp(prim, lambda g, ans, a: _frechet(prim, _t(a), g))
+    defjvp(prim, lambda t, ans, a: _frechet(prim, a, t))
     return prim
 
 
 expm = _real_matrix_function("expm", sl.expm)
-expm.__doc__ = """The matrix exponential (batched ``(..., n, n)`` too); float32 stays float32."""
+expm.__doc__ = """The matrix exponential (batched ``(..., n, n)`` too); float32 stays float32.
+
+>>> import numpy as np
+>>> import autodiff
+>>> expm(np.array([[0.0, 1.0], [0.0, 0.0]]))
+array([[1., 1.],
+       [0., 1.]])
+>>> autodiff.grad(lambda s: expm(s * np.eye(2))[0, 0])(1.0)  # d/ds e^s at s = 1
+2.718281828459045
+"""
 
 sqrtm = _real_matrix_function("sqrtm", lambda a: sl.sqrtm(a))
-sqrtm.__doc__ = """The principal square root, for real matrices without eigenvalues on the closed negative axis."""
+sqrtm.__doc__ = """The principal square root, for real matrices without eigenvalues on the closed negative axis.
+
+>>> import numpy as np
+>>> import autodiff
+>>> sqrtm(np.diag([4.0, 9.0]))
+array([[2., 0.],
+       [0., 3.]])
+>>> autodiff.grad(lambda a: sqrtm(a)[1, 1])(np.diag([4.0, 9.0]))  # 1 / (2 sqrt 9) on the diagonal entry
+array([[0.        , 0.        ],
+       [0.        , 0.16666667]])
+"""
 
 def _logm(a):
     with warnings.catch_warnings():  # scipy's accuracy estimate is pessimistic on the pullback's block matrices
@@ -192,11 +306,30 @@ def _logm(a):
 
 
 logm = _real_matrix_function("logm", _logm)
-logm.__doc__ = """The principal logarithm, for real matrices without eigenvalues on the closed negative axis."""
+logm.__doc__ = """The principal logarithm, for real matrices without eigenvalues on the closed negative axis.
+
+>>> import numpy as np
+>>> import autodiff
+>>> logm(np.e * np.eye(2))
+array([[1., 0.],
+       [0., 1.]])
+>>> float(autodiff.grad(lambda s: logm(s * np.eye(2))[0, 0])(2.0))  # d/ds log s
+0.5
+"""
 
 
 def block_diag(*arrs):
-    """The block-diagonal matrix of ``arrs`` (each 0-, 1- or 2-d, as in scipy); differentiable in each block."""
+    """The block-diagonal matrix of ``arrs`` (each 0-, 1- or 2-d, as in scipy); differentiable in each block.
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> block_diag(np.ones((1, 2)), 3.0)
+    array([[1., 1., 0.],
+           [0., 0., 3.]])
+    >>> float(autodiff.grad(lambda s: block_diag(np.ones((1, 2)), s).sum())(3.0))
+    1.0
+    """
+    refuse_complex("autodiff.scipy.linalg.block_diag", *arrs)
     blocks = [_as_block(a) for a in arrs]
     dtype = np.result_type(*[dtype_of(b) for b in blocks]) if blocks else np.float64
     widths = [shape_of(b)[1] for b in blocks]

@@ -1,11 +1,12 @@
 """``autodiff.scipy.signal``: ``convolve`` and ``correlate`` (any matching ndim; ``convolve2d``,
 ``correlate2d`` with zero fill), modes ``full``, ``same`` and ``valid``.
 
-``convolve`` is the primitive.  A ``same`` or ``valid`` result is a centred window of the full one,
+``convolve`` is the primitive; it is linear in each input, so its pushforward is ``convolve`` of the
+tangent.  A ``same`` or ``valid`` result is a centred window of the full one,
 so its cotangent is first zero-padded back to the full shape; the full convolution's pullback to
 each input is then a ``valid`` correlation of that cotangent with the other input (a convolution
 with it flipped), so the rule is written with ``convolve`` itself and nests.  ``correlate`` is
-``convolve`` with the second input flipped, as in scipy.
+``convolve`` with the second input flipped, as in scipy for real input (complex input is refused).
 
 >>> import numpy as np
 >>> import autodiff
@@ -15,9 +16,10 @@ array([2., 3., 1.])
 
 import scipy.signal as sg
 
-from ..extend import defvjp, primitive
+from ..extend import deflinear, defvjp, primitive
 from ..numpy import flip, pad
 from ..numpy._broadcast import shape_of
+from ._real import refuse_complex
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d"]
 
@@ -49,9 +51,11 @@ def _convolve_vjp(which):
 
 
 defvjp(_convolve_p, _convolve_vjp(0), _convolve_vjp(1))
+deflinear(_convolve_p)  # linear in each input with the other held: its JVP is convolve of the tangent
 
 
 def _checked(name, in1, in2, mode):
+    refuse_complex(f"autodiff.scipy.signal.{name}", in1, in2)
     if mode not in _MODES:
         raise ValueError(f"autodiff.scipy.signal.{name}: mode must be one of {_MODES}, got {mode!r}")
     s1, s2 = shape_of(in1), shape_of(in2)
@@ -66,18 +70,35 @@ def _checked(name, in1, in2, mode):
 
 def convolve(in1, in2, mode="full", method="auto"):
     """The N-dimensional convolution of ``in1`` and ``in2``, differentiable in both (``method`` is ignored:
-    the forward is always scipy's direct sum, so it agrees with the rule to rounding)."""
+    the forward is always scipy's direct sum, so it agrees with the rule to rounding).
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> convolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))
+    array([0. , 1. , 2.5, 4. , 1.5])
+    >>> autodiff.grad(lambda k: convolve(np.array([1.0, 2.0, 3.0]), k, mode="valid")[0])(np.array([0.0, 1.0, 0.5]))
+    array([3., 2., 1.])
+    """
     _checked("convolve", in1, in2, mode)
     return _convolve_p(in1, in2, mode)
 
 
 def correlate(in1, in2, mode="full", method="auto"):
-    """The cross-correlation: ``convolve(in1, in2 flipped along every axis, mode)`` (real inputs)."""
+    """The cross-correlation: ``convolve(in1, in2 flipped along every axis, mode)`` (real inputs).
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> correlate(np.array([1.0, 2.0, 3.0]), np.array([1.0, 0.5]), mode="valid")
+    array([2. , 3.5])
+    >>> autodiff.grad(lambda a: correlate(a, np.array([1.0, 0.5]), mode="valid").sum())(np.ones(3))
+    array([1. , 1.5, 0.5])
+    """
     _checked("correlate", in1, in2, mode)
     return _convolve_p(in1, flip(in2), mode)
 
 
 def _two_d(name, in1, in2, boundary, fillvalue):
+    refuse_complex(f"autodiff.scipy.signal.{name}", in1, in2)
     if boundary != "fill" or fillvalue != 0:
         raise NotImplementedError(
             f"autodiff.scipy.signal.{name}: only boundary='fill' with fillvalue=0 is supported, got "
@@ -88,12 +109,32 @@ def _two_d(name, in1, in2, boundary, fillvalue):
 
 
 def convolve2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
-    """2-D convolution with zero fill (scipy's default boundary)."""
+    """2-D convolution with zero fill (scipy's default boundary).
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> convolve2d(np.eye(2), np.ones((1, 2)))
+    array([[1., 1., 0.],
+           [0., 1., 1.]])
+    >>> autodiff.grad(lambda a: convolve2d(a, np.ones((1, 2))).sum())(np.eye(2))
+    array([[2., 2.],
+           [2., 2.]])
+    """
     _two_d("convolve2d", in1, in2, boundary, fillvalue)
     return convolve(in1, in2, mode)
 
 
 def correlate2d(in1, in2, mode="full", boundary="fill", fillvalue=0):
-    """2-D cross-correlation with zero fill (scipy's default boundary)."""
+    """2-D cross-correlation with zero fill (scipy's default boundary).
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> correlate2d(np.arange(4.0).reshape(2, 2), np.ones((1, 1)), mode="same")
+    array([[0., 1.],
+           [2., 3.]])
+    >>> autodiff.grad(lambda k: correlate2d(np.arange(4.0).reshape(2, 2), k, mode="valid").sum())(np.ones((2, 1)))
+    array([[1.],
+           [5.]])
+    """
     _two_d("correlate2d", in1, in2, boundary, fillvalue)
     return correlate(in1, in2, mode)

@@ -13,14 +13,14 @@ import scipy.special as _scipy_special
 
 from ...numpy import _interop
 from ._bessel import i0, i0e, i1, i1e
-from ._beta import betainc, betaln
+from ._beta import betainc, betaln, stdtr
 from ._erf import erf, erfc, erfinv, log_ndtr, ndtr, ndtri
 from ._gamma import digamma, gammainc, gammaincc, gammaln, polygamma, psi
 from ._logistic import entr, expit, logit, xlog1py, xlogy
 from ._logsumexp import logsumexp
 
 __all__ = [
-    "gammaln", "digamma", "psi", "polygamma", "betaln", "betainc", "gammainc", "gammaincc",
+    "gammaln", "digamma", "psi", "polygamma", "betaln", "betainc", "stdtr", "gammainc", "gammaincc",
     "erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr",
     "expit", "logit", "xlogy", "xlog1py", "entr", "logsumexp",
     "i0", "i1", "i0e", "i1e",

@@ -7,14 +7,12 @@ import math
 
 import scipy.special as sc
 
-from ...extend import defvjp
-from ...numpy import divide, exp, multiply, negative, square, subtract
-from .._ufuncs import ufunc_primitive
+from ...numpy import exp, multiply, negative, square, subtract
+from .._ufuncs import defpartials, ufunc_primitive
 
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _HALF_SQRT_PI = math.sqrt(math.pi) / 2.0
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
-_SQRT_2PI = math.sqrt(2.0 * math.pi)
 
 
 def _gauss(x):
@@ -22,35 +20,76 @@ def _gauss(x):
     return exp(negative(square(x)))
 
 
-erf = ufunc_primitive(sc.erf, "erf")
-defvjp(erf, lambda g, ans, x: multiply(g, multiply(_gauss(x), _TWO_OVER_SQRT_PI)))
-
-erfc = ufunc_primitive(sc.erfc, "erfc")
-defvjp(erfc, lambda g, ans, x: multiply(g, multiply(_gauss(x), -_TWO_OVER_SQRT_PI)))
-
-erfinv = ufunc_primitive(sc.erfinv, "erfinv")
-defvjp(erfinv, lambda g, ans, x: multiply(g, multiply(exp(square(ans)), _HALF_SQRT_PI)))
-
-
 def _log_phi(x):
     """The log of the standard normal density."""
     return subtract(multiply(square(x), -0.5), _LOG_SQRT_2PI)
 
 
+erf = ufunc_primitive(sc.erf, "erf")
+erf.__doc__ = """The error function; its derivative is ``2 exp(-x^2) / sqrt(pi)``.
+
+>>> import autodiff
+>>> float(erf(0.5))
+0.5204998778
+>>> float(autodiff.grad(erf)(0.0))  # 2 / sqrt(pi)
+1.1283791671
+"""
+defpartials(erf, lambda ans, x: multiply(_gauss(x), _TWO_OVER_SQRT_PI))
+
+erfc = ufunc_primitive(sc.erfc, "erfc")
+erfc.__doc__ = """``1 - erf(x)``, accurate where ``erf(x)`` is near 1.
+
+>>> import autodiff
+>>> float(erfc(0.5))
+0.4795001222
+>>> float(autodiff.grad(erfc)(0.0))
+-1.1283791671
+"""
+defpartials(erfc, lambda ans, x: multiply(_gauss(x), -_TWO_OVER_SQRT_PI))
+
+erfinv = ufunc_primitive(sc.erfinv, "erfinv")
+erfinv.__doc__ = """The inverse of ``erf`` on ``(-1, 1)``; its derivative is ``sqrt(pi)/2 exp(erfinv(x)^2)``.
+
+>>> import autodiff
+>>> float(erf(erfinv(0.5)))
+0.5
+>>> float(autodiff.grad(erfinv)(0.0))  # sqrt(pi) / 2
+0.8862269255
+"""
+defpartials(erfinv, lambda ans, x: multiply(exp(square(ans)), _HALF_SQRT_PI))
+
 ndtr = ufunc_primitive(sc.ndtr, "ndtr")
-defvjp(ndtr, lambda g, ans, x: multiply(g, exp(_log_phi(x))))
+ndtr.__doc__ = """The standard normal distribution function; its derivative is the standard normal density.
+
+>>> import autodiff
+>>> float(ndtr(0.0))
+0.5
+>>> float(autodiff.grad(ndtr)(0.0))  # 1 / sqrt(2 pi)
+0.3989422804
+"""
+defpartials(ndtr, lambda ans, x: exp(_log_phi(x)))
 
 ndtri = ufunc_primitive(sc.ndtri, "ndtri")
-defvjp(ndtri, lambda g, ans, x: divide(g, exp(_log_phi(ans))))
+ndtri.__doc__ = """The inverse of ``ndtr`` (the standard normal quantile); its derivative is ``1 / phi(ndtri(p))``.
+
+>>> import autodiff
+>>> float(ndtri(0.975))
+1.9599639845
+>>> float(autodiff.grad(ndtri)(0.5))  # sqrt(2 pi)
+2.5066282746
+"""
+defpartials(ndtri, lambda ans, x: exp(negative(_log_phi(ans))))
 
 log_ndtr = ufunc_primitive(sc.log_ndtr, "log_ndtr")
+log_ndtr.__doc__ = """``log ndtr(x)``, accurate far in the left tail; finite with a finite derivative at ``x = -40``.
 
-
-def _log_ndtr_vjp(g, ans, x):
-    # phi(x) / Phi(x) as one exponent: both underflow far in the left tail (x = -40), their ratio does not
-    return multiply(g, exp(subtract(_log_phi(x), log_ndtr(x))))
-
-
-defvjp(log_ndtr, _log_ndtr_vjp)
+>>> import autodiff
+>>> float(log_ndtr(-40.0))
+-804.6084420138
+>>> float(autodiff.grad(log_ndtr)(-40.0))  # phi(x) / Phi(x), about -x there
+40.0249688472
+"""
+# phi(x) / Phi(x) as one exponent: both underflow far in the left tail (x = -40), their ratio does not
+defpartials(log_ndtr, lambda ans, x: exp(subtract(_log_phi(x), ans)))
 
 __all__ = ["erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr"]

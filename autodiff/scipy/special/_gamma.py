@@ -7,10 +7,11 @@ Each rule is the next function of the family, so every order is differentiable:
 import numpy as np
 import scipy.special as sc
 
-from ...extend import defvjp, primitive, value_of
+from ...extend import primitive, value_of
 from ...numpy import exp, log, multiply, negative, subtract
-from ...numpy._broadcast import dtype_of, unbroadcast
-from .._ufuncs import ufunc_primitive
+from ...numpy._broadcast import dtype_of
+from .._real import refuse_complex
+from .._ufuncs import defpartials, ufunc_primitive
 
 
 def _float_result(out, x):
@@ -20,19 +21,36 @@ def _float_result(out, x):
 
 
 gammaln = ufunc_primitive(sc.gammaln, "gammaln")
-defvjp(gammaln, lambda g, ans, x: multiply(g, digamma(x)))
+gammaln.__doc__ = """``log |Gamma(x)|``; its derivative is ``digamma``.
+
+>>> import autodiff
+>>> float(gammaln(4.0))  # log 3!
+1.7917594692
+>>> float(autodiff.grad(gammaln)(4.0)) == float(digamma(4.0))
+True
+"""
+defpartials(gammaln, lambda ans, x: digamma(x))
 
 digamma = ufunc_primitive(sc.digamma, "digamma")
+digamma.__doc__ = """The logarithmic derivative of Gamma, ``psi``; its derivative is ``polygamma(1, x)``.
+
+>>> import autodiff
+>>> float(digamma(1.0))  # minus the Euler-Mascheroni constant
+-0.5772156649
+>>> float(autodiff.grad(digamma)(1.0))  # pi^2 / 6
+1.6449340668
+"""
 psi = digamma
-defvjp(digamma, lambda g, ans, x: multiply(g, polygamma(1, x)))
+defpartials(digamma, lambda ans, x: polygamma(1, x))
 
 
 def _polygamma(n, x):
+    refuse_complex("autodiff.scipy.special.polygamma", x)
     return _float_result(sc.polygamma(n, x), x)
 
 
 _polygamma_p = primitive(_polygamma, "polygamma")
-defvjp(_polygamma_p, None, lambda g, ans, n, x: unbroadcast(multiply(g, polygamma(n + 1, x)), x))
+defpartials(_polygamma_p, None, lambda ans, n, x: polygamma(n + 1, x))
 
 
 def polygamma(n, x):
@@ -48,26 +66,45 @@ def polygamma(n, x):
     return _polygamma_p(np.asarray(n).astype(np.int64)[()], x)
 
 
-def no_shape_derivative(name, argument="a"):
-    def vjp(g, ans, *args):
+def no_shape_derivative(name, argument="a", variable="x"):
+    """A partial derivative that refuses, naming the function, the shape parameter and the fix."""
+
+    def partial(ans, *args):
         raise NotImplementedError(
-            f"autodiff.scipy.special.{name}: the derivative in the shape parameter {argument} is not "
-            "implemented (it has no closed form in elementary and gamma functions); differentiate in x only, "
-            f"and pass {argument} as a constant (autodiff.stop_gradient({argument}))"
+            f"autodiff.scipy.special.{name}: the derivative in the shape parameter {argument} is not implemented "
+            f"(it has no closed form in elementary and gamma functions); differentiate in {variable} only, and pass "
+            f"{argument} as a constant (autodiff.stop_gradient({argument}))"
         )
 
-    return vjp
+    return partial
 
 
-def _gammainc_density(g, a, x):
-    """``g * x^(a-1) e^-x / Gamma(a)``: the derivative of the regularised lower gamma in ``x``."""
-    return unbroadcast(multiply(g, exp(subtract(subtract(multiply(subtract(a, 1.0), log(x)), x), gammaln(a)))), x)
+def _gamma_density(a, x):
+    """``x^(a-1) e^-x / Gamma(a)``: the derivative of the regularised lower gamma in ``x``."""
+    return exp(subtract(subtract(multiply(subtract(a, 1.0), log(x)), x), gammaln(a)))
 
 
 gammainc = ufunc_primitive(sc.gammainc, "gammainc")
-defvjp(gammainc, no_shape_derivative("gammainc"), lambda g, ans, a, x: _gammainc_density(g, a, x))
+gammainc.__doc__ = """The regularised lower incomplete gamma ``P(a, x)``, differentiable in ``x`` (not ``a``).
+
+>>> import numpy as np
+>>> import autodiff
+>>> float(gammainc(2.0, 1.0))  # 1 - 2/e
+0.2642411177
+>>> bool(np.isclose(autodiff.grad(gammainc, argnums=1)(2.0, 1.0), np.exp(-1.0)))  # x^(a-1) e^-x / Gamma(a)
+True
+"""
+defpartials(gammainc, no_shape_derivative("gammainc"), lambda ans, a, x: _gamma_density(a, x))
 
 gammaincc = ufunc_primitive(sc.gammaincc, "gammaincc")
-defvjp(gammaincc, no_shape_derivative("gammaincc"), lambda g, ans, a, x: negative(_gammainc_density(g, a, x)))
+gammaincc.__doc__ = """The regularised upper incomplete gamma ``Q(a, x) = 1 - P(a, x)``, differentiable in ``x``.
+
+>>> import autodiff
+>>> float(gammaincc(2.0, 1.0))  # 2/e
+0.7357588823
+>>> float(autodiff.grad(gammaincc, argnums=1)(2.0, 1.0))  # -1/e
+-0.3678794412
+"""
+defpartials(gammaincc, no_shape_derivative("gammaincc"), lambda ans, a, x: negative(_gamma_density(a, x)))
 
 __all__ = ["gammaln", "digamma", "psi", "polygamma", "gammainc", "gammaincc"]

@@ -8,16 +8,27 @@
 import numpy as np
 import scipy.special as sc
 
-from ...extend import defvjp, value_of
+from ...extend import value_of
 from ...numpy import add, divide, log, log1p, multiply, negative, subtract, where
-from ...numpy._broadcast import unbroadcast
-from .._ufuncs import ufunc_primitive
+from .._ufuncs import defpartials, ufunc_primitive
 
 expit = ufunc_primitive(sc.expit, "expit")
-defvjp(expit, lambda g, ans, x: multiply(g, multiply(ans, subtract(1.0, ans))))
+expit.__doc__ = """The logistic sigmoid ``1 / (1 + exp(-x))``; its derivative is ``expit(x) (1 - expit(x))``.
+
+>>> import autodiff
+>>> float(expit(0.0)), float(autodiff.grad(expit)(0.0))
+(0.5, 0.25)
+"""
+defpartials(expit, lambda ans, x: multiply(ans, subtract(1.0, ans)))
 
 logit = ufunc_primitive(sc.logit, "logit")
-defvjp(logit, lambda g, ans, x: divide(g, multiply(x, subtract(1.0, x))))
+logit.__doc__ = """``log(p / (1 - p))``, the inverse of ``expit``; its derivative is ``1 / (p (1 - p))``.
+
+>>> import autodiff
+>>> float(logit(0.75)), float(autodiff.grad(logit)(0.5))
+(1.0986122887, 4.0)
+"""
+defpartials(logit, lambda ans, x: divide(1.0, multiply(x, subtract(1.0, x))))
 
 
 def _log_unless_zero_x(log_f, x, y, edge):
@@ -33,20 +44,42 @@ def _x_over(x, y):
 
 
 xlogy = ufunc_primitive(sc.xlogy, "xlogy")
-defvjp(
+xlogy.__doc__ = """``x log y``, with ``xlogy(0, y) = 0`` for every ``y``; its gradient in ``x`` at ``(0, 0)`` is 0.
+
+>>> import autodiff
+>>> float(xlogy(0.0, 0.0)), float(autodiff.grad(xlogy)(0.0, 0.0))
+(0.0, 0.0)
+>>> float(autodiff.grad(xlogy, argnums=1)(2.0, 4.0))  # x / y
+0.5
+"""
+defpartials(
     xlogy,
-    lambda g, ans, x, y: unbroadcast(multiply(g, _log_unless_zero_x(log, x, y, 0.0)), x),
-    lambda g, ans, x, y: unbroadcast(multiply(g, _x_over(x, y)), y),
+    lambda ans, x, y: _log_unless_zero_x(log, x, y, 0.0),
+    lambda ans, x, y: _x_over(x, y),
 )
 
 xlog1py = ufunc_primitive(sc.xlog1py, "xlog1py")
-defvjp(
+xlog1py.__doc__ = """``x log(1 + y)``, with ``xlog1py(0, y) = 0`` for every ``y``.
+
+>>> import autodiff
+>>> float(xlog1py(2.0, 1.0))  # 2 log 2
+1.3862943611
+>>> float(autodiff.grad(xlog1py, argnums=1)(2.0, 1.0))  # x / (1 + y)
+1.0
+"""
+defpartials(
     xlog1py,
-    lambda g, ans, x, y: unbroadcast(multiply(g, _log_unless_zero_x(log1p, x, y, -1.0)), x),
-    lambda g, ans, x, y: unbroadcast(multiply(g, _x_over(x, add(y, 1.0))), y),
+    lambda ans, x, y: _log_unless_zero_x(log1p, x, y, -1.0),
+    lambda ans, x, y: _x_over(x, add(y, 1.0)),
 )
 
 entr = ufunc_primitive(sc.entr, "entr")
-defvjp(entr, lambda g, ans, x: multiply(g, negative(add(log(x), 1.0))))
+entr.__doc__ = """``-x log x`` for ``x > 0`` (0 at 0, ``-inf`` below); its derivative is ``-(log x + 1)``.
+
+>>> import autodiff
+>>> float(entr(0.5)), float(autodiff.grad(entr)(1.0))
+(0.3465735903, -1.0)
+"""
+defpartials(entr, lambda ans, x: negative(add(log(x), 1.0)))
 
 __all__ = ["expit", "logit", "xlogy", "xlog1py", "entr"]

@@ -7,10 +7,11 @@ The value comes from scipy.  Its rule is the softmax weight ``sign * b * exp(a -
 import numpy as np
 import scipy.special as sc
 
-from ...extend import defvjp, primitive, value_of
-from ...numpy import broadcast_to, exp, multiply, subtract, where
+from ...extend import defjvp, defvjp, primitive, value_of
+from ...numpy import broadcast_to, exp, multiply, subtract, sum, where
 from ...numpy._broadcast import dtype_of, shape_of, unbroadcast
 from ...numpy._reductions import expand_reduced
+from .._real import refuse_complex
 
 
 def _lse(a, b, axis, keepdims):
@@ -52,6 +53,17 @@ def _lse_vjp_b(g, ans, a, b, axis, keepdims):
 defvjp(_lse_p, _lse_vjp_a, _lse_vjp_b)
 
 
+def _lse_jvp_a(t, ans, a, b, axis, keepdims):
+    return sum(multiply(multiply(t, _weights(ans, a, b, axis, keepdims)), b), axis=axis, keepdims=keepdims)
+
+
+def _lse_jvp_b(t, ans, a, b, axis, keepdims):
+    return sum(multiply(t, _weights(ans, a, b, axis, keepdims)), axis=axis, keepdims=keepdims)
+
+
+defjvp(_lse_p, _lse_jvp_a, _lse_jvp_b)
+
+
 def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     """``log(sum(b * exp(a), axis))`` as scipy computes it; with ``return_sign``, ``(log|s|, sign(s))``.
 
@@ -62,7 +74,10 @@ def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
     >>> import autodiff
     >>> autodiff.grad(lambda a: logsumexp(a))(np.array([0.0, -np.inf]))
     array([1., 0.])
+    >>> logsumexp(np.zeros(2), b=np.array([1.0, -3.0]), return_sign=True)  # log |1 - 3|, and its sign
+    (np.float64(0.6931471805599453), np.float64(-1.0))
     """
+    refuse_complex("autodiff.scipy.special.logsumexp", a, b)
     if b is None:
         b = np.ones((), dtype=dtype_of(a) if dtype_of(a).kind == "f" else np.float64)
     if np.ndim(value_of(a)) == 0 and axis is not None:

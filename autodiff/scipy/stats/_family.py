@@ -11,6 +11,7 @@ import inspect
 import numpy as np
 
 from ...numpy._broadcast import dtype_of
+from .._real import refuse_complex
 
 
 def _floating(values):
@@ -19,14 +20,16 @@ def _floating(values):
     return np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
 
 
-def _typed(fun):
-    """``fun`` with its Python-number arguments cast to the floating dtype of its array arguments."""
+def _typed(fun, qualified):
+    """``fun`` with its Python-number arguments cast to the floating dtype of its array arguments (a complex
+    argument is refused, naming ``qualified``)."""
     signature = inspect.signature(fun)
 
     @functools.wraps(fun)
     def call(*args, **kwargs):
         bound = signature.bind(*args, **kwargs)
         bound.apply_defaults()
+        refuse_complex(qualified, *bound.arguments.values())
         dtype = _floating(bound.arguments.values())
         for name, v in bound.arguments.items():
             if type(v) in (int, float):
@@ -37,13 +40,24 @@ def _typed(fun):
 
 
 class Family:
-    """Named functions of one family; asking for a missing one names what the family has."""
+    """Named functions of one family; asking for a missing one names what the family has.
+
+    >>> import numpy as np
+    >>> half_normal = Family("half_normal", logpdf=lambda x: np.log(2.0) - x * x / 2 - np.log(2 * np.pi) / 2)
+    >>> round(float(half_normal.logpdf(0.0)), 4)
+    -0.2258
+    >>> half_normal.cdf
+    Traceback (most recent call last):
+    ...
+    AttributeError: autodiff.scipy.stats.half_normal has no 'cdf'; it has logpdf. Use scipy.stats.half_normal.cdf \
+on plain values (no gradient)
+    """
 
     def __init__(self, name, **methods):
         self._name = name
         self._methods = methods
         for key, fun in methods.items():
-            typed = _typed(fun)
+            typed = _typed(fun, f"autodiff.scipy.stats.{name}.{key}")
             typed.__name__, typed.__qualname__ = key, f"{name}.{key}"
             setattr(self, key, typed)
 
