@@ -155,7 +155,8 @@ def _reverse_over_forward(f, variables, directions, has_aux):
         with open_pushforward() as level:
             out, aux = _split_aux(f(*inner.substitute(_duals(inner.leaves, directions, level))), has_aux, "hvp")
         tangent = out.tangent if type(out) is Traced and out.tape is level else ZeroTangent()
-        slope = materialise(tangent, value_of(out)) if type(tangent) is not ZeroTangent else 0.0 * out
+        primal = out.value if type(out) is Traced and out.tape is level else out  # the pushforward has closed
+        slope = materialise(tangent, value_of(primal)) if type(tangent) is not ZeroTangent else 0.0 * primal
         return (slope, primal_only(aux, level)) if has_aux else slope
 
     grads = grad(along, tuple(range(len(variables.primals))), has_aux)(*variables.primals)
