@@ -1,7 +1,7 @@
 """Peak extra memory of a step, ours beside torch's, each framework in its own fresh process (how it is
 measured: ``bench/_fresh.py``): the MLP 784-512-512-10 training step, one HVP of it, the gradient-norm
 penalty step, and the ResNet-18 training step (batch 8; 32 with ``--full``).  Each process saves its
-result, and ours and torch's must agree before a figure is reported.  Run alone: ``python -m bench.memory``.
+result, and ours and torch's must agree before a figure is reported.  Run alone: ``python -m bench --only memory``.
 """
 
 import os
@@ -86,8 +86,3 @@ def resnet_step(ctx):
 
 
 SUITES = [mlp_step, mlp_hvp, penalty, resnet_step]
-
-if __name__ == "__main__":
-    from .__main__ import main
-
-    main(["--only", "memory"])
