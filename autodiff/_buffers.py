@@ -5,11 +5,12 @@ ResNet-18-sized parameter set that is ~7 ms of a ~10 ms gradient.  Like
 PyTorch's caching allocator, we keep the large arrays we handed out and reuse
 one once nothing else refers to it (its reference count shows only the pool
 holds it; a live view keeps its base referenced, so it is never reused).
-With ``AUTODIFF_REFERENCE=1`` in the environment nothing is pooled (``POOLING`` is false):
-:func:`empty` is ``np.empty``.
+With ``AUTODIFF_BUFFERS=0`` or ``AUTODIFF_REFERENCE=1`` in the environment nothing is pooled
+(``POOLING`` is false): :func:`empty` is ``np.empty``.
 """
 
 import math
+import os
 import sys
 import threading
 
@@ -19,7 +20,7 @@ from . import _accel
 
 MIN_BYTES = 1 << 20  # smaller arrays come from numpy's own allocator
 MAX_BYTES = 1 << 30  # the pool never keeps more than this
-POOLING = not _accel.REFERENCE
+POOLING = os.environ.get("AUTODIFF_BUFFERS", "1") != "0" and not _accel.REFERENCE
 
 _pool = []
 _lock = threading.Lock()
