@@ -33,16 +33,10 @@ ACCELERATIONS = {
 }
 
 
-def _mlp(kind):
-    from . import memory
+def _fresh_workload(name, batch=0):
+    from ._workloads import WORKLOADS
 
-    return memory.WORKLOADS[kind](None, 0)["ours"]
-
-
-def _resnet_step():
-    from . import resnet
-
-    return resnet.step_workload(None, batch=8)["ours"]
+    return WORKLOADS[name](None, batch)["ours"]
 
 
 def _l2_penalty():
@@ -69,12 +63,12 @@ def _total_gradient():
 
 # workload -> (what it is, a function building its step); ours only: the suites they come from check them
 WORKLOADS = {
-    "mlp_step": ("MLP 784-512-512-10 training step", lambda: _mlp("mlp_step")),
-    "mlp_hvp": ("one HVP of that MLP", lambda: _mlp("mlp_hvp")),
-    "penalty": ("gradient-norm penalty step, big MLP", lambda: _mlp("penalty")),
+    "mlp_step": ("MLP 784-512-512-10 training step", lambda: _fresh_workload("mlp_step")),
+    "mlp_hvp": ("one HVP of that MLP", lambda: _fresh_workload("mlp_hvp")),
+    "penalty": ("gradient-norm penalty step, big MLP", lambda: _fresh_workload("penalty")),
     "l2": ("L2 penalty + gradient, ResNet-18 params", _l2_penalty),
     "total": ("total's gradient, optimisers171 model", _total_gradient),
-    "resnet_step": ("ResNet-18 training step, batch 8", _resnet_step),
+    "resnet_step": ("ResNet-18 training step, batch 8", lambda: _fresh_workload("resnet_step", 8)),
 }
 
 

@@ -9,17 +9,9 @@ import tempfile
 
 import numpy as np
 
-from . import _fresh, mlp, resnet
+from . import _fresh
 from ._row import Row
 from ._stats import summary
-
-# workload → its lanes ({"ours": step, "torch": step, ...}), built from (torch or None, batch)
-WORKLOADS = {
-    "mlp_step": lambda torch, batch: mlp.step_workload(torch),
-    "mlp_hvp": lambda torch, batch: mlp.hvp_workload(torch),
-    "penalty": lambda torch, batch: mlp.penalty_workload(torch),
-    "resnet_step": resnet.step_workload,
-}
 
 
 def measure(workload, frameworks, batch, folder):
