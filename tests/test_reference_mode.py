@@ -8,6 +8,7 @@ in a subprocess and saves an ``.npz``; the accelerated side runs here (or, when 
 float32.  Each side also checks which accelerations were on (:data:`SWITCHES`).
 """
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -42,11 +43,16 @@ def _kernels_on():
 # of failing; in reference mode every one must be off.  Adding an acceleration is one line.
 SWITCHES = [
     ("compiled layouts", _layouts_on, lambda: True),
-    ("autodiff numba kernels", _kernels_on, _kernels._use_numba),
-    ("layers numba kernels", lambda: _conv_kernel() is not None, _jit.use_numba),
+    ("autodiff numba kernels", _kernels_on, lambda: _kernels._use_numba() and _has_numba()),
+    ("layers numba kernels", lambda: _conv_kernel() is not None, lambda: _jit.use_numba() and _has_numba()),
     ("kernel thread", lambda: _parallel._pool is not None, lambda: not _parallel._SERIAL),
     ("buffer pool", lambda: _buffers.POOLING and bool(_buffers._pool), lambda: True),
+    ("numba imported", lambda: "numba" in sys.modules, lambda: _kernels._use_numba() and _has_numba()),
 ]
+
+
+def _has_numba():
+    return importlib.util.find_spec("numba") is not None
 
 
 def _conv_kernel():
