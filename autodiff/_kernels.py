@@ -4,14 +4,15 @@ Plain 1-D loops accumulating in float64.  ``fastmath`` is limited to
 reassociation and contraction, so loops vectorise while NaN and Inf still
 propagate.  Inputs are normalised in Python to contiguous 1-D arrays (a view
 when possible), so each kernel has one specialisation per dtype (float32,
-float64).  This module imports nothing from autodiff.
+float64).  This module imports nothing from autodiff but its ``_accel`` switch.
 
 numba is imported at the first kernel call, not at import, and on a background thread: the
 numpy reference runs until the kernel is loaded (see :func:`kernel`).  Compiled code is
 cached next to this file when that folder is writable, and not cached (but
 still compiled) when it is not.  With numba missing, ``NUMBA_DISABLE_JIT`` set,
-``AUTODIFF_KERNELS=numpy``, a dtype other than float32/float64, or a kernel
-that raises, the numpy reference runs instead, also accumulating in float64.
+``AUTODIFF_KERNELS=numpy`` or ``AUTODIFF_REFERENCE=1`` (see :func:`_use_numba`),
+a dtype other than float32/float64, or a kernel that raises, the numpy
+reference runs instead, also accumulating in float64.
 """
 
 import functools
@@ -19,6 +20,8 @@ import os
 import threading
 
 import numpy as np
+
+from . import _accel
 
 _FLAGS = {"reassoc", "contract"}
 
@@ -112,7 +115,8 @@ _lock = threading.Lock()
 
 
 def _use_numba():
-    if os.environ.get("AUTODIFF_KERNELS", "").lower() == "numpy":
+    """May kernels compile?  Not under ``AUTODIFF_REFERENCE=1``, ``AUTODIFF_KERNELS=numpy`` or ``NUMBA_DISABLE_JIT``."""
+    if _accel.REFERENCE or os.environ.get("AUTODIFF_KERNELS", "").lower() == "numpy":
         return False
     return os.environ.get("NUMBA_DISABLE_JIT", "0") in ("", "0")
 
