@@ -97,14 +97,33 @@ def _wide(x):
     return x if x.dtype == np.float64 else x.astype(np.float64)
 
 
+_CHUNK = 1 << 15  # values widened at a time: 256 KB of float64, which stays in cache
+
+
+def _wide_chunks(*arrays):
+    """The arrays' values as float64, in matching pieces: each array itself when all are float64, else
+    cache-sized converted pieces (a whole float64 copy costs more memory traffic than the sum it feeds)."""
+    if all(a.dtype == np.float64 for a in arrays):
+        return [arrays]
+    return ([_wide(a[start:start + _CHUNK]) for a in arrays] for start in range(0, arrays[0].size, _CHUNK))
+
+
+def _wide_dot(x, y):
+    return float(sum(np.dot(a, b) for a, b in _wide_chunks(x, y)))
+
+
+def _wide_abssum(x):
+    return float(sum(np.abs(a).sum() for (a,) in _wide_chunks(x)))
+
+
 REFERENCE = {  # the numpy reference of each kernel: tests and benchmarks share this table
     "sum": lambda x: float(np.sum(x, dtype=np.float64)),
-    "sumsq": lambda x: float(np.dot(_wide(x), _wide(x))),
-    "abssum": lambda x: float(np.abs(_wide(x)).sum()),
-    "maxabs": lambda x: float(np.abs(_wide(x)).max()) if x.size else 0.0,
-    "dot": lambda x, y: float(np.dot(_wide(x), _wide(y))),
-    "sumsq_double": lambda x, out: (float(np.dot(_wide(x), _wide(x))), np.multiply(x, 2, out=out))[0],
-    "abssum_sign": lambda x, out: (float(np.abs(_wide(x)).sum()), np.sign(x, out=out))[0],
+    "sumsq": lambda x: _wide_dot(x, x),
+    "abssum": _wide_abssum,
+    "maxabs": lambda x: float(np.abs(x).max()) if x.size else 0.0,  # exact in any float dtype
+    "dot": _wide_dot,
+    "sumsq_double": lambda x, out: (_wide_dot(x, x), np.multiply(x, 2, out=out))[0],
+    "abssum_sign": lambda x, out: (_wide_abssum(x), np.sign(x, out=out))[0],
     "scale_into": lambda x, c, out: (np.multiply(x, x.dtype.type(c), out=out), 0.0)[1],
 }
 _PYTHON = {"sum": _sum, "sumsq": _sumsq, "abssum": _abssum, "maxabs": _maxabs, "dot": _dot,
