@@ -35,6 +35,7 @@ import warnings
 import numpy as np
 
 from ._arguments import is_differentiable
+from ._batching import Batch, batch_depth, keep_batches
 from ._tangents import Thunk, ZeroTangent
 from ._traced import Traced, _state
 from ._traced import stop_gradient as _stop_gradient
@@ -74,6 +75,8 @@ def value_of(x):
     if _watched and id(x) in _watched:
         _watched[id(x)].note(x, sys._getframe(1))
     while type(x) is Traced:
+        if type(x.tape) is Batch:  # under vmap a value still differs per example: it stays batched
+            return x if type(x.value) is not Traced else keep_batches(x)
         x = x.value
     return x
 
@@ -92,6 +95,8 @@ def stop_gradient(x):
     """
     if _watched and id(x) in _watched:
         _watched[id(x)].note(x, sys._getframe(1))
+    if type(x) is Traced and batch_depth(x):  # under vmap: no derivative, but still one value per example
+        return keep_batches(x)
     return _stop_gradient(x)
 
 
