@@ -13,7 +13,7 @@ import numpy as np
 from ..extend import defbatch, defjvp, defvjp, primitive, value_of
 from ..numpy import exp, multiply, subtract, sum
 from ..numpy._batch_helpers import along, elementwise, reduction
-from ..numpy._broadcast import dtype_of
+from ..numpy._broadcast import as_constant, dtype_of
 from ..numpy._reductions import expand_reduced
 
 __all__ = ["logsumexp", "softmax", "log_softmax", "sigmoid", "relu", "softplus"]
@@ -95,8 +95,8 @@ def sigmoid(x):
 
 
 relu_p = primitive(lambda x: np.maximum(x, 0), "relu")
-defvjp(relu_p, lambda g, ans, x: multiply(g, np.asarray(value_of(x) > 0, dtype_of(x))))  # a float's test is a bool
-defjvp(relu_p, lambda t, ans, x: multiply(t, np.asarray(value_of(x) > 0, dtype_of(x))))
+defvjp(relu_p, lambda g, ans, x: multiply(g, as_constant(value_of(x) > 0, dtype_of(x))))  # a float's test is a bool
+defjvp(relu_p, lambda t, ans, x: multiply(t, as_constant(value_of(x) > 0, dtype_of(x))))
 defbatch(relu_p, elementwise(relu_p))
 
 

@@ -9,13 +9,13 @@ import numpy as np
 
 from ..extend import defbatch, defjvp, defvjp, primitive, value_of
 from ._batch_helpers import elementwise
-from ._broadcast import broadcast_as, dtype_of, unbroadcast
+from ._broadcast import as_constant, broadcast_as, dtype_of, unbroadcast
 from ._elementwise import add, divide, exp, multiply, negative, square, subtract, where
 
 
 def _share(pick, tie, like):
     """The constant mask ``pick + tie / 2`` in the dtype of ``like``."""
-    return np.asarray(pick + 0.5 * tie, dtype_of(like))  # Python floats compare to a bool, not an array
+    return as_constant(pick + 0.5 * tie, dtype_of(like))  # Python floats compare to a bool, not an array
 
 
 def _choice_vjps(win):
@@ -80,7 +80,7 @@ defbatch(_clip_p, elementwise(_clip_p))
 
 
 def _mask(condition, like):
-    return np.asarray(condition, dtype_of(like))  # Python floats compare to a bool, not an array
+    return as_constant(condition, dtype_of(like))  # Python floats compare to a bool, not an array
 
 
 def _inside(x, lo, hi):

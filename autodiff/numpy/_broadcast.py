@@ -68,6 +68,17 @@ deflinear(cast)  # complex to real keeps the real part: R-linear too
 defbatch(cast, elementwise(cast))
 
 
+def as_constant(mask, dtype):
+    """A mask or weight read off plain values, as an array of ``dtype``; under ``vmap`` it stays batched.
+
+    >>> as_constant(True, np.dtype(np.float32))
+    array(1., dtype=float32)
+    """
+    if type(mask) is Traced:  # batched by a vmap: one mask per example
+        return cast(mask, dtype)
+    return np.asarray(mask, dtype)
+
+
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x`` and cast it to ``x``'s dtype."""
     if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype:

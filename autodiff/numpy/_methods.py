@@ -44,6 +44,24 @@ def _compare(op, name):
     return compare
 
 
+def _logical(name, flip=False):
+    """``&``, ``|``, ``^`` of masks (plain results; batched under vmap, as comparisons are)."""
+
+    def combine(self, other):
+        from ._nondiff import NONDIFF
+
+        a, b = (other, self) if flip else (self, other)
+        return NONDIFF[name](a, b)
+
+    return combine
+
+
+def _invert(self):
+    from ._nondiff import NONDIFF
+
+    return NONDIFF["invert"](self)
+
+
 def _is_batch(x):
     return type(x) is Traced and type(x.tape) is Batch
 
@@ -135,6 +153,9 @@ METHODS = {
     "__lt__": _compare(operator.lt, "less"), "__le__": _compare(operator.le, "less_equal"),
     "__gt__": _compare(operator.gt, "greater"), "__ge__": _compare(operator.ge, "greater_equal"),
     "__eq__": _compare(np.equal, "equal"), "__ne__": _compare(np.not_equal, "not_equal"),
+    "__and__": _logical("bitwise_and"), "__rand__": _logical("bitwise_and", True),
+    "__or__": _logical("bitwise_or"), "__ror__": _logical("bitwise_or", True),
+    "__xor__": _logical("bitwise_xor"), "__rxor__": _logical("bitwise_xor", True), "__invert__": _invert,
     "__getitem__": _getitem, "__setitem__": _setitem, "__iter__": _iter,
     "item": _detaching("item"), "tolist": _detaching("tolist"),
     "__len__": _len,

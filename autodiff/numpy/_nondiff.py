@@ -86,7 +86,8 @@ def _refuse(name):
 _ELEMENTWISE = [
     "isfinite", "isnan", "isinf", "isclose", "equal", "not_equal", "greater", "greater_equal", "less",
     "less_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "zeros_like", "ones_like",
-    "empty_like", "full_like", "floor", "ceil", "round", "rint",
+    "empty_like", "full_like", "floor", "ceil", "round", "rint", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "invert", "floor_divide",
 ]
 _AXIS_REDUCTIONS = {name: _reduction(name) for name in ("any", "all", "count_nonzero")}
 _UNDER_VMAP = {name: _elementwise(name) for name in _ELEMENTWISE}
@@ -109,6 +110,7 @@ _NAMES = [
     "logical_and", "logical_or", "logical_not", "logical_xor", "any", "all",
     "zeros_like", "ones_like", "empty_like", "full_like", "floor", "ceil", "round", "rint",
     "searchsorted", "count_nonzero", "result_type", "iscomplexobj", "isrealobj",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "floor_divide",
 ]
 
 NONDIFF = {name: nondifferentiable(getattr(np, name), _UNDER_VMAP.get(name)) for name in _NAMES}
