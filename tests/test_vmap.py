@@ -174,3 +174,246 @@ def test_second_order_per_example(op):
             _close(g, np.stack([p[i] for p in per]), np.float64)
 
     _check_row(op, np.float64, 0, check)
+
+
+# --- built-in primitives without a batching rule: they run the loop, and this list says which ----------------
+
+WITHOUT_A_RULE = sorted([
+    "autodiff.numpy._ranges.linspace", "autodiff.scipy.integrate.odeint", "autodiff.scipy.linalg.lu_factor",
+    "autodiff.scipy.linalg.solve_triangular", "autodiff.scipy.signal.convolve",
+    "autodiff.scipy.special._logsumexp.logsumexp", "layers._batch_norm.batch_norm",
+    "layers._batch_norm.bn_grad_input", "layers._batch_norm.bn_grad_sums", "layers._conv.conv2d",
+    "layers._im2col.col2im", "layers._im2col.im2col", "layers._max_pool.pool_gather",
+    "layers._max_pool.pool_scatter", "layers._windows.unwindow", "layers._windows.windows",
+    "traversal._total.total", "traversal._total.total",
+])
+
+
+def test_the_built_in_primitives_without_a_batching_rule_are_these():
+    """Adding a rule shrinks this list: take the primitive out of WITHOUT_A_RULE."""
+    import autodiff.scipy.integrate  # noqa: F401  (every module that defines primitives)
+    import autodiff.scipy.linalg  # noqa: F401
+    import autodiff.scipy.signal  # noqa: F401
+    import autodiff.scipy.special  # noqa: F401
+    import autodiff.scipy.stats  # noqa: F401
+    import layers  # noqa: F401
+    import traversal  # noqa: F401
+
+    builtin = [p for p in gc.get_objects() if isinstance(p, Primitive)
+               and p.__module__.startswith(("autodiff", "layers", "traversal", "numpy"))]
+    missing = sorted(f"{p.__module__}.{p.__name__}" for p in builtin if p not in _batch_rules)
+    assert missing == WITHOUT_A_RULE
+
+
+def test_a_primitive_without_a_rule_runs_the_loop_and_warns_once_naming_it():
+    cube = primitive(lambda x: x ** 3, "cube_for_vmap")
+    defvjp(cube, lambda g, ans, x: g * 3.0 * x ** 2)
+    x = np.arange(6.0).reshape(3, 2)
+    with pytest.warns(BatchingWarning, match=r"cube_for_vmap has no batching rule.*defbatch\(cube_for_vmap"):
+        got = vmap(lambda v: cube(v) + 1.0)(x)
+    np.testing.assert_allclose(got, x ** 3 + 1.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BatchingWarning)  # once per primitive: the second call is silent
+        np.testing.assert_allclose(vmap(grad(lambda v: anp.sum(cube(v))))(x), 3.0 * x ** 2)
+    defbatch(cube, lambda level, args, bdims, kwargs: (cube(args[0]), 0))  # elementwise: nothing to move
+    np.testing.assert_allclose(vmap(cube)(x), x ** 3)
+
+
+# --- nesting, against loops -------------------------------------------------------------------------------------
+
+
+def _net(w, x):
+    return anp.sum(anp.tanh(anp.dot(x, w)) ** 2) + anp.sum(w * w) * anp.sum(x)
+
+
+@pytest.fixture
+def data():
+    rng = np.random.default_rng(0)
+    return rng.standard_normal((3, 2)), rng.standard_normal((4, 3)), rng.standard_normal((3, 2))
+
+
+def test_vmap_of_grad_is_a_loop_of_grads(data):
+    w, xs, _ = data
+    got = vmap(grad(_net), in_axes=(None, 0))(w, xs)
+    np.testing.assert_allclose(got, np.stack([grad(_net)(w, x) for x in xs]), rtol=1e-12)
+    got_x = vmap(grad(_net, 1), in_axes=(None, 0))(w, xs)
+    np.testing.assert_allclose(got_x, np.stack([grad(_net, 1)(w, x) for x in xs]), rtol=1e-12)
+
+
+def test_grad_of_vmap_is_the_gradient_of_the_summed_losses(data):
+    w, xs, _ = data
+    got = grad(lambda w: anp.sum(vmap(_net, in_axes=(None, 0))(w, xs)))(w)
+    np.testing.assert_allclose(got, sum(grad(_net)(w, x) for x in xs), rtol=1e-12)
+
+
+def test_vmap_of_vmap_is_a_double_loop(data):
+    w, xs, _ = data
+    grid = np.stack([xs, 2 * xs])  # (2, 4, 3)
+    got = vmap(vmap(_net, in_axes=(None, 0)), in_axes=(None, 0))(w, grid)
+    np.testing.assert_allclose(got, [[_net(w, x) for x in row] for row in grid], rtol=1e-12)
+    crossed = vmap(vmap(lambda a, b: a * b, in_axes=(0, None)), in_axes=(None, 0))(np.arange(3.0), np.arange(4.0))
+    np.testing.assert_array_equal(crossed, np.outer(np.arange(4.0), np.arange(3.0)))
+
+
+def test_vmap_of_hvp_is_a_loop_of_hvps(data):
+    w, xs, v = data
+    for mode in ("reverse_over_forward", "forward_over_reverse"):
+        got = vmap(lambda x: hvp(lambda w: _net(w, x), w, v, mode=mode))(xs)
+        np.testing.assert_allclose(got, np.stack([hvp(lambda w: _net(w, x), w, v) for x in xs]), rtol=1e-10)
+
+
+def test_jvp_of_vmap_is_a_loop_of_jvps(data):
+    w, xs, v = data
+    out, tangent = jvp(lambda w: vmap(_net, in_axes=(None, 0))(w, xs), (w,), (v,))
+    np.testing.assert_allclose(out, [_net(w, x) for x in xs], rtol=1e-12)
+    np.testing.assert_allclose(tangent, [jvp(lambda w: _net(w, x), (w,), (v,))[1] for x in xs], rtol=1e-12)
+    per = vmap(lambda x: jvp(lambda w: _net(w, x), (w,), (v,))[1])(xs)  # and vmap(jvp)
+    np.testing.assert_allclose(per, tangent, rtol=1e-12)
+
+
+def test_grad_of_grad_through_vmap(data):
+    """Second order through vmap: d/dw of the summed per-example gradients' squared norm, against the loop."""
+    w, xs, _ = data
+
+    def batched(w):
+        return anp.sum(vmap(grad(_net), in_axes=(None, 0))(w, xs) ** 2)
+
+    def looped(w):
+        return sum(anp.sum(grad(_net)(w, x) ** 2) for x in xs)
+
+    np.testing.assert_allclose(grad(batched)(w), grad(looped)(w), rtol=1e-10)
+
+
+# --- against torch.func ------------------------------------------------------------------------------------
+
+
+def _torch_net(w, x, torch):
+    return torch.sum(torch.tanh(x @ w) ** 2) + torch.sum(w * w) * torch.sum(x)
+
+
+def test_nesting_matches_torch_func(data):
+    torch = pytest.importorskip("torch")
+    from torch.func import grad as tgrad
+    from torch.func import hessian as thessian
+    from torch.func import jvp as tjvp
+    from torch.func import vmap as tvmap
+
+    w, xs, v = data
+    tw, txs, tv = (torch.tensor(a) for a in (w, xs, v))
+    net = lambda w, x: _torch_net(w, x, torch)  # noqa: E731
+    np.testing.assert_allclose(vmap(grad(_net), in_axes=(None, 0))(w, xs),
+                               tvmap(tgrad(net), in_dims=(None, 0))(tw, txs).numpy(), rtol=1e-10)
+    np.testing.assert_allclose(grad(lambda w: anp.sum(vmap(_net, in_axes=(None, 0))(w, xs)))(w),
+                               tgrad(lambda w: tvmap(net, in_dims=(None, 0))(w, txs).sum())(tw).numpy(), rtol=1e-10)
+    grid = np.stack([xs, 2 * xs])
+    np.testing.assert_allclose(vmap(vmap(_net, in_axes=(None, 0)), in_axes=(None, 0))(w, grid),
+                               tvmap(tvmap(net, in_dims=(None, 0)), in_dims=(None, 0))(tw, torch.tensor(grid)).numpy(),
+                               rtol=1e-10)
+    h = tvmap(lambda x: (thessian(lambda w: net(w, x))(tw).reshape(6, 6) @ tv.reshape(6)).reshape(3, 2))(txs)
+    np.testing.assert_allclose(vmap(lambda x: hvp(lambda w: _net(w, x), w, v))(xs), h.numpy(), rtol=1e-10)
+    t = tjvp(lambda w: tvmap(net, in_dims=(None, 0))(w, txs), (tw,), (tv,))[1]
+    np.testing.assert_allclose(jvp(lambda w: vmap(_net, in_axes=(None, 0))(w, xs), (w,), (v,))[1], t.numpy(),
+                               rtol=1e-10)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_per_example_gradients_of_an_mlp_match_torch_func(dtype):
+    """vmap(grad(loss), in_axes=(None, 0, 0)) over a layers.MLP: the model's structure with a batch axis on
+    every gradient leaf, equal to torch.func.vmap(grad) on the same weights (labels as a batched int index)."""
+    torch = pytest.importorskip("torch")
+    from torch.func import functional_call
+    from torch.func import grad as tgrad
+    from torch.func import vmap as tvmap
+
+    from autodiff.nn import functional as F
+    from layers import MLP
+
+    model = MLP([5, 7, 3], activation=anp.tanh, seed=1, dtype=dtype)
+    rng = np.random.default_rng(2)
+    X, Y = rng.standard_normal((6, 5)).astype(dtype), rng.integers(0, 3, 6)
+
+    def loss(m, x, y):
+        return -F.log_softmax(m(x))[y]
+
+    got = vmap(grad(loss), in_axes=(None, 0, 0))(model, X, Y)
+    first, last = model.layers[0], model.layers[2]
+    tmodel = torch.nn.Sequential(torch.nn.Linear(5, 7), torch.nn.Tanh(), torch.nn.Linear(7, 3)).to(
+        torch.float32 if dtype == np.float32 else torch.float64)
+    params = {"0.weight": first.weight, "0.bias": first.bias, "2.weight": last.weight, "2.bias": last.bias}
+    params = {k: torch.tensor(v) for k, v in params.items()}
+
+    def tloss(p, x, y):
+        return -torch.gather(torch.log_softmax(functional_call(tmodel, p, (x,)), -1), 0, y[None])[0]
+
+    want = tvmap(tgrad(tloss), in_dims=(None, 0, 0))(params, torch.tensor(X), torch.tensor(Y))
+    tol = 1e-5 if dtype == np.float32 else 1e-12
+    for (layer, name), key in zip([(0, "weight"), (0, "bias"), (2, "weight"), (2, "bias")], params):
+        g = getattr(got.layers[layer], name)
+        assert g.shape == (6,) + getattr(model.layers[layer], name).shape and g.dtype == dtype
+        np.testing.assert_allclose(g, want[key].numpy(), rtol=tol, atol=tol)
+    assert got.layers[1] is None  # the activation: nothing to differentiate
+
+
+# --- in_axes, out_axes, sizes, and the errors -------------------------------------------------------------
+
+
+def test_structured_in_axes_and_out_axes():
+    params = {"w": np.arange(6.0).reshape(2, 3), "b": np.ones(3)}
+    xs = np.arange(8.0).reshape(4, 2)
+
+    def f(p, x):
+        return {"y": anp.dot(x, p["w"]) + p["b"], "n": anp.sum(x)}
+
+    got = vmap(f, in_axes=({"w": None, "b": None}, 0), out_axes={"y": 1, "n": 0})(params, xs)
+    want = [f(params, x) for x in xs]
+    np.testing.assert_allclose(got["y"], np.stack([w["y"] for w in want], axis=1))
+    np.testing.assert_allclose(got["n"], [w["n"] for w in want])
+    batched_b = vmap(f, in_axes=({"w": None, "b": 0}, 0))(dict(params, b=np.ones((4, 3))), xs)
+    np.testing.assert_allclose(batched_b["y"], np.stack([w["y"] for w in want]))
+    np.testing.assert_allclose(vmap(lambda x: x * 2.0, in_axes=-1)(xs.T.copy()), xs * 2.0)
+
+
+def test_an_unbatched_output_is_broadcast_and_axis_size_sets_the_size():
+    np.testing.assert_array_equal(vmap(lambda x: 1.0, in_axes=None, axis_size=3)(np.ones(2)), np.ones(3))
+    out = vmap(lambda x, c: (x * 2.0, c), in_axes=(0, None), out_axes=(0, None))(np.arange(3.0), np.ones(2))
+    np.testing.assert_array_equal(out[0], [0.0, 2.0, 4.0])
+    np.testing.assert_array_equal(out[1], np.ones(2))
+
+
+def test_the_shape_seen_inside_is_one_examples():
+    seen = []
+    vmap(lambda x: seen.append((x.shape, np.shape(x), len(x), x.ndim)) or x, in_axes=1)(np.ones((3, 5, 2)))
+    assert seen == [((3, 2), (3, 2), 3, 2)]
+
+
+def test_a_branch_on_a_batched_value_says_what_to_do():
+    with pytest.raises(TypeError, match=r"bool\(\) of a value batched by vmap.*anp.where"):
+        vmap(lambda x: x if x > 0 else -x)(np.arange(3.0))
+    np.testing.assert_array_equal(vmap(lambda x: anp.where(x > 1, x, -x))(np.arange(3.0)), [0.0, -1.0, 2.0])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: vmap(lambda x, y: x + y)(np.ones(3), np.ones(4)),
+     r"vmap: batch sizes differ: the leaf at arg 0 has 3 .* arg 1 has 4"),
+    (lambda: vmap(lambda x, y: x + y, in_axes=(0,))(np.ones(3), np.ones(3)),
+     r"vmap: in_axes must be .* one entry per positional argument; got a tuple of length 1 for 2"),
+    (lambda: vmap(lambda p: p["a"], in_axes=({"b": 0},))({"a": np.ones(3)}),
+     r"vmap: in_axes does not mirror the arguments: nothing in it covers the leaf at arg 0: \['a'\]"),
+    (lambda: vmap(lambda x: x, in_axes=2)(np.ones((3, 2))),
+     r"vmap: in_axes gives the array at arg 0 \(shape \(3, 2\)\) the batch axis 2"),
+    (lambda: vmap(lambda x: x, in_axes=0)(2.0), r"vmap: in_axes gives the scalar at arg 0 the batch axis 0"),
+    (lambda: vmap(lambda x: x, in_axes=None)(np.ones(2)), r"vmap: no argument is batched .* axis_size"),
+    (lambda: vmap(lambda x: x, out_axes=None)(np.ones(2)), r"vmap: out_axes is None at output, but"),
+    (lambda: vmap(lambda x: x, in_axes="0")(np.ones(2)), r"vmap: in_axes must be an int, None"),
+    (lambda: vmap(lambda x: x, axis_size=3)(np.ones(2)), r"vmap: axis_size=3 but the batched arguments have 2"),
+])
+def test_errors_name_vmap_the_place_and_the_fix(call, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        call()
+
+
+def test_a_batched_value_that_escapes_is_refused():
+    kept = []
+    vmap(lambda x: kept.append(x) or x)(np.ones(3))
+    with pytest.raises(RuntimeError, match=r"vmap: sin got a batched value from a vmap .* already returned"):
+        anp.sin(kept[0])

@@ -6,6 +6,7 @@ cotangent goes back to the array it came from.
 
 import numpy as np
 
+from .._traced import value_of as strip_all
 from ..extend import Traced, value_of
 from . import _elementwise
 from ._broadcast import broadcast_to, cast, dtype_of, shape_of
@@ -31,8 +32,8 @@ def where(condition, x=None, y=None):
 
 
 def _plain(v):
-    """What numpy's select converts a choice to: Python scalars stay weakly typed."""
-    v = value_of(v)
+    """What numpy's select converts a choice to: Python scalars stay weakly typed (read for its dtype)."""
+    v = strip_all(v)
     return v if type(v) in (int, float, complex) else np.asarray(v)
 
 
