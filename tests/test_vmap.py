@@ -417,3 +417,23 @@ def test_a_batched_value_that_escapes_is_refused():
     vmap(lambda x: kept.append(x) or x)(np.ones(3))
     with pytest.raises(RuntimeError, match=r"vmap: sin got a batched value from a vmap .* already returned"):
         anp.sin(kept[0])
+
+
+# --- jacobian: one batched pullback over the identity's rows ------------------------------------------------
+
+
+def test_a_jacobian_of_1000_outputs_takes_one_batched_backward_pass(monkeypatch):
+    import autodiff._transforms as transforms
+
+    passes = []
+    real = transforms.backward
+    monkeypatch.setattr(transforms, "backward", lambda tape, seeds, **kw: passes.append(1) or real(tape, seeds, **kw))
+    rng = np.random.default_rng(0)
+    w, x = rng.standard_normal((1000, 5)), rng.standard_normal(5)
+    f = lambda x: anp.tanh(w @ x) * anp.sum(x)  # noqa: E731
+    jac = autodiff.jacobian(f)(x)
+    assert len(passes) == 1  # not 1000
+    np.testing.assert_allclose(jac, autodiff.jacfwd(f)(x), rtol=1e-10, atol=1e-12)
+    passes.clear()
+    np.testing.assert_allclose(autodiff.jacobian(f, chunk_size=300)(x), jac, rtol=1e-12)
+    assert len(passes) == 4  # ceil(1000 / 300) chunks, each one batched pass
