@@ -142,3 +142,24 @@ def loop_rule(prim):
     from .._batch_rules import loop
 
     return lambda level, args, bdims, kwargs: loop(prim, level, args, bdims, kwargs)
+
+
+def fold_leading(prim, shape_at=None):
+    """The rule of an op that maps its first argument's leading axis (images in a batch: ``conv2d``, ``im2col``):
+    the vmap's batch folds into that axis and unfolds from the output's.  ``shape_at`` names an argument giving
+    the output's full shape (``col2im``), whose leading size grows by the batch."""
+
+    def rule(level, args, bdims, kwargs):
+        from ._shape import reshape
+
+        args = list(args)
+        shape = shape_of(args[0])
+        args[0] = reshape(args[0], (shape[0] * shape[1],) + shape[2:])
+        if shape_at is not None:
+            full = tuple(args[shape_at])
+            args[shape_at] = (level.size * full[0],) + full[1:]
+        out = prim(*args, **kwargs)
+        shape = shape_of(out)
+        return reshape(out, (level.size, shape[0] // level.size) + shape[1:]), 0
+
+    return first_only(prim, rule)
