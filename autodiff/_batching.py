@@ -59,7 +59,18 @@ class open_batch:
 
 
 def batched(value, level):
-    """The batched value whose examples lie along axis 0 of ``value``, at ``level`` (a :class:`Batch`)."""
+    """The batched value whose examples lie along axis 0 of ``value``, at ``level`` (a :class:`Batch`).
+
+    >>> import numpy as np
+    >>> import autodiff.numpy as anp
+    >>> with open_batch(3) as level:
+    ...     x = batched(np.arange(6.0).reshape(3, 2), level)
+    ...     y = anp.sum(x * 2.0)  # one example's sum, for every example
+    ...     x.shape, y.shape
+    ((2,), ())
+    >>> y.value
+    array([ 2., 10., 18.])
+    """
     return Traced(value, level, None, level.level)
 
 

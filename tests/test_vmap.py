@@ -464,3 +464,43 @@ def test_a_jacobian_of_1000_outputs_takes_one_batched_backward_pass(monkeypatch)
     passes.clear()
     np.testing.assert_allclose(autodiff.jacobian(f, chunk_size=300)(x), jac, rtol=1e-12)
     assert len(passes) == 4  # ceil(1000 / 300) chunks, each one batched pass
+
+
+def _float_leaves(m):
+    from autodiff._trees import leaves as tree_leaves
+
+    return [leaf for _, leaf in tree_leaves(m)
+            if isinstance(leaf, np.ndarray) and leaf.dtype.kind in "fc"]
+
+
+@pytest.mark.parametrize("name", ["tied", "tied_layer", "partly_trainable", "functions_and_ints", "float32",
+                                  "complex", "nested", "tied_into_non_trainable", "views_of_one_buffer"])
+def test_per_example_gradients_over_the_gallery_models(name):
+    """vmap(grad) with the model shared (in_axes None) and the data batched: the loop's structure and values
+    (ties at first occurrences), and no primitive falls back to the loop (warnings as errors)."""
+    from gallery import gallery
+
+    model = gallery()[name]
+    xs = np.linspace(-1.0, 1.0, 4)
+
+    def loss(m, x):
+        return sum(anp.sum(anp.real(anp.sin(leaf) * x) ** 2) for leaf in _float_leaves(m))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BatchingWarning)
+        got = vmap(grad(loss), in_axes=(None, 0))(model, xs)
+    per = [grad(loss)(model, x) for x in xs]
+    got_leaves, per_leaves = _leaf_list(got), [_leaf_list(p) for p in per]
+    assert [p for p, _ in got_leaves] == [p for p, _ in per_leaves[0]]
+    for k, (_, g) in enumerate(got_leaves):
+        want = [pl[k][1] for pl in per_leaves]
+        if want[0] is None:
+            assert g is None
+        else:
+            np.testing.assert_allclose(g, np.stack(want), rtol=1e-5)
+
+
+def _leaf_list(tree):
+    from autodiff._trees import leaves as tree_leaves
+
+    return tree_leaves(tree)
