@@ -23,10 +23,19 @@ SETTINGS = settings(max_examples=4, deadline=None, suppress_health_check=list(He
 B = 3
 TOL = {np.float64: 1e-9, np.float32: 2e-4}
 
-# rows whose forward cannot run under vmap at all (a Python branch on a batched value, a ragged result)
-NOT_BATCHABLE = {
-    "reductions of lists", "real_if_close", "repeat varying", "integrate.odeint",
+# Rows that do not batch yet, each with why: their tests are expected to fail (strictly, so a fix shows up here).
+# Under vmap: the forward (and so everything).
+NO_VMAP = {
+    "linalg.lu_factor": "lu_factor's pivots and its rules read scipy.linalg.lu_factor of the plain matrix",
+    "linalg.lu_solve": "built on lu_factor",
+    "special.logsumexp negative b": "the sign output calls scipy.special.logsumexp on plain values",
 }
+# vmap(grad) and vmap(hvp): the pullback runs on batched values and reads them as one array.
+NO_PER_EXAMPLE_GRAD = dict(NO_VMAP, **{
+    "special.logsumexp": "its pullback's sign calls scipy.special.logsumexp on plain values",
+    "special.logsumexp b": "its pullback's sign calls scipy.special.logsumexp on plain values",
+    "maxabs": "its pullback in autodiff/numpy/_named.py counts ties with int(hit.sum()) over the whole batch",
+})
 
 
 def _inputs(op, shapes, dtype, seed):
@@ -76,8 +85,9 @@ def _weights(out, seed=7):
     return np.random.default_rng(seed).standard_normal(np.shape(out))
 
 
-def _rows():
-    return [op for op in OPS if op.name not in NOT_BATCHABLE]
+def _rows(known=NO_VMAP):
+    return [pytest.param(op, marks=pytest.mark.xfail(strict=True, reason=known[op.name])) if op.name in known
+            else op for op in OPS]
 
 
 def _check_row(op, dtype, axis, check):
@@ -135,7 +145,7 @@ def _example_from(xs, in_axes, k):
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
-@pytest.mark.parametrize("op", _rows(), ids=repr)
+@pytest.mark.parametrize("op", _rows(NO_PER_EXAMPLE_GRAD), ids=repr)
 def test_per_example_gradients(op, dtype):
     """vmap(grad): each example's gradient (of a weighted sum of its output) against a loop of grads."""
 
@@ -155,7 +165,7 @@ def test_per_example_gradients(op, dtype):
     _check_row(op, dtype, 0, check)
 
 
-@pytest.mark.parametrize("op", _rows(), ids=repr)
+@pytest.mark.parametrize("op", _rows(NO_PER_EXAMPLE_GRAD), ids=repr)
 def test_second_order_per_example(op):
     """vmap(hvp): each example's Hessian-vector product against a loop of hvps (float64)."""
 

@@ -163,3 +163,22 @@ def fold_leading(prim, shape_at=None):
         return reshape(out, (level.size, shape[0] // level.size) + shape[1:]), 0
 
     return first_only(prim, rule)
+
+
+def per_example(fn, x, axis=None):
+    """``fn(plain x)`` for a value read without its derivatives (a mask, a permutation), per example under
+    ``vmap``: every level stripped, ``fn`` run on the whole batch (``axis``, one example's axis, shifted past
+    the batch axes), and the result batched again.  ``fn(v)`` or ``fn(v, axis)``.
+
+    >>> import numpy as np
+    >>> per_example(np.argsort, np.array([3.0, 1.0, 2.0]), -1)
+    array([1, 2, 0])
+    """
+    from .._batching import batch_depth, like_batches_of
+    from .._traced import value_of as strip_all
+
+    depth = batch_depth(x)
+    v = strip_all(x)
+    if axis is None:
+        return like_batches_of(x, fn(v)) if depth else fn(v)
+    return like_batches_of(x, fn(v, int(axis) % (np.ndim(v) - depth) + depth)) if depth else fn(v, axis)

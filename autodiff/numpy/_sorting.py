@@ -10,6 +10,7 @@ import numpy as np
 
 from ..extend import defbatch, deflinear, defvjp, primitive, value_of
 from ._arraylike import as_array
+from ._batch_helpers import per_example
 from ._batch_ops import permute_along_rule
 from ._broadcast import shape_of
 from ._shape import ravel
@@ -62,4 +63,4 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     """
     _no_order("partition", order)
     a, axis = _flat(a, axis)
-    return permute_along(a, np.argpartition(value_of(a), kth, axis=axis, kind=kind), axis)
+    return permute_along(a, per_example(lambda v, ax: np.argpartition(v, kth, axis=ax, kind=kind), a, axis), axis)
