@@ -265,17 +265,24 @@ def test_vmap_of_vmap_is_a_double_loop(data):
 
 def test_vmap_of_hvp_is_a_loop_of_hvps(data):
     w, xs, v = data
+    def product(x, mode="reverse_over_forward"):
+        return hvp(lambda w: _net(w, x), w, v, mode=mode)
+
     for mode in ("reverse_over_forward", "forward_over_reverse"):
-        got = vmap(lambda x: hvp(lambda w: _net(w, x), w, v, mode=mode))(xs)
-        np.testing.assert_allclose(got, np.stack([hvp(lambda w: _net(w, x), w, v) for x in xs]), rtol=1e-10)
+        got = vmap(lambda x, mode=mode: product(x, mode))(xs)
+        np.testing.assert_allclose(got, np.stack([product(x) for x in xs]), rtol=1e-10)
 
 
 def test_jvp_of_vmap_is_a_loop_of_jvps(data):
     w, xs, v = data
     out, tangent = jvp(lambda w: vmap(_net, in_axes=(None, 0))(w, xs), (w,), (v,))
     np.testing.assert_allclose(out, [_net(w, x) for x in xs], rtol=1e-12)
-    np.testing.assert_allclose(tangent, [jvp(lambda w: _net(w, x), (w,), (v,))[1] for x in xs], rtol=1e-12)
-    per = vmap(lambda x: jvp(lambda w: _net(w, x), (w,), (v,))[1])(xs)  # and vmap(jvp)
+
+    def pushed(x):
+        return jvp(lambda w: _net(w, x), (w,), (v,))[1]
+
+    np.testing.assert_allclose(tangent, [pushed(x) for x in xs], rtol=1e-12)
+    per = vmap(pushed)(xs)  # and vmap(jvp)
     np.testing.assert_allclose(per, tangent, rtol=1e-12)
 
 
