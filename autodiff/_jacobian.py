@@ -175,7 +175,8 @@ def hessian(f, argnums=0):
 
 
 def jacfwd(f, argnums=0, has_aux=False):
-    """Jacobian of ``f`` by forward mode, one ``jvp`` per input element; structured as :func:`jacrev`.
+    """Jacobian of ``f`` by forward mode: one ``jvp`` batched over the input's basis (``vmap``; one per input
+    element if a rule cannot batch); structured as :func:`jacrev`.
 
     Cheaper than ``jacrev`` when the arguments have fewer elements than the output.
     ``argnums`` and ``has_aux`` are :func:`jacrev`'s.
@@ -217,6 +218,11 @@ def _columns(f_of, variables, v):
     basis = np.eye(size, dtype=dtype).reshape((size,) + shape)
     if isinstance(value_of(leaf), float):
         basis = [1.0]
+    elif size:
+        try:
+            return _batched_columns(f_of, variables, v, basis)
+        except (TypeError, ValueError, NotImplementedError):  # a rule that cannot batch: one push per column
+            pass
     columns = []
     for e in basis:
         xs = list(variables.leaves)
@@ -226,6 +232,24 @@ def _columns(f_of, variables, v):
         columns.append([materialise(x.tangent, x.value) if type(x) is Traced and x.tape is level else None
                         for x in flatten(out)[0]])
     return columns
+
+
+def _batched_columns(f_of, variables, v, basis):
+    """:func:`_columns` from one pushforward batched over the basis (``vmap``): ``f`` runs once."""
+    from ._vmap import vmap
+
+    leaf = variables.leaves[v]
+
+    def push(e):
+        xs = list(variables.leaves)
+        with open_pushforward() as level:
+            xs[v] = dual(leaf, level, e)
+            out = f_of(xs)[0]
+        return [materialise(x.tangent, x.value) if type(x) is Traced and x.tape is level else None
+                for x in flatten(out)[0]]
+
+    pushed = vmap(push)(basis)
+    return [[None if t is None else t[k] for t in pushed] for k in range(len(basis))]
 
 
 def _blocks(variables, columns, j, out_leaf):

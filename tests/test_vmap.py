@@ -521,3 +521,20 @@ def _leaf_list(tree):
     from autodiff._trees import leaves as tree_leaves
 
     return tree_leaves(tree)
+
+
+def test_jacfwd_runs_the_function_once_with_a_batched_pushforward():
+    calls = []
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((3, 40))
+
+    def f(x):
+        calls.append(1)
+        return anp.sin(w @ x) * anp.sum(x)
+
+    x = rng.standard_normal(40)
+    jac = autodiff.jacfwd(f)(x)
+    assert len(calls) == 2  # the primal once, then one pushforward batched over the 40 basis directions
+    np.testing.assert_allclose(jac, autodiff.jacobian(f)(x), rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(autodiff.hessian(lambda x: anp.sum(f(x)))(x),
+                               autodiff.jacobian(autodiff.grad(lambda x: anp.sum(f(x))))(x), rtol=1e-9, atol=1e-10)
