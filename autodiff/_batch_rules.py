@@ -11,6 +11,7 @@ import warnings
 from functools import partial
 
 from ._traced import Traced
+from ._traced import value_of as _strip
 
 _batch_rules = {}
 _warned = set()  # primitives whose loop fallback has warned
@@ -67,12 +68,6 @@ def _part(out, k):
     from .numpy import _indexing
 
     return _indexing.tuple_item(out, k) if type(out) is Traced else out[k]
-
-
-def _strip(x):
-    while type(x) is Traced:
-        x = x.value
-    return x
 
 
 def _pick(x, i, level, getitem):
