@@ -69,6 +69,9 @@ def check_rules(on=True):
 def value_of(x):
     """Strip every level of tracing from ``x`` (noting it when a rule strips an argument it was given traced).
 
+    Under ``vmap`` the batch levels stay: a value read for a mask or a sign still differs per example, so it
+    comes back batched (with no derivative), and masks built from it by comparisons stay batched too.
+
     >>> value_of(2.0)
     2.0
     """
