@@ -21,6 +21,7 @@ from ._show import show, ties
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk
 from ._trace import Trace, trace
 from ._transforms import grad, value_and_grad, vjp
+from ._vmap import vmap
 from .numpy import abssum, maxabs, scaled, sumsq
 
 __all__ = [
@@ -29,6 +30,6 @@ __all__ = [
     "stop_gradient",
     "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "scaled", "warmup", "trace", "Trace",
     "show", "ties", "explain", "Explanation", "compare", "Comparison",
-    "holomorphic_grad", "ggnvp",
+    "holomorphic_grad", "ggnvp", "vmap",
     "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk",
 ]

@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from ._batching import like_batches_of
 from ._containers import node_of
 from ._tangents import NoTangent, Thunk, ZeroTangent
 from ._traced import Traced, new_input, value_of
@@ -176,7 +177,8 @@ def zeros_like_primal(primal):
     v = value_of(primal)
     if isinstance(v, (float, complex)):
         return type(v)(0)
-    return np.zeros(np.shape(v), np.result_type(v))
+    zeros = np.zeros(np.shape(v), np.result_type(v))
+    return like_batches_of(primal, zeros) if type(primal) is Traced else zeros  # under vmap: zeros per example
 
 
 def _match_primal(ct, primal):

@@ -13,6 +13,7 @@ import numbers
 import numpy as np
 
 from ._arguments import is_differentiable
+from ._batching import example_shape
 from ._traced import value_of
 from ._transforms import _argnums
 from ._trees import dotted, leaves, rebuild_node, trainable_flags, transform
@@ -183,16 +184,17 @@ def _check_leaf(name, t, primal, where):
             f"{name}: {where} is a {type(tv).__name__}, but the primal there is {_describe(pv)}; "
             "pass an array of that shape and dtype, or None for a zero direction"
         )
-    plain_scalar = isinstance(tv, (int, float)) and np.shape(pv) == ()
-    if np.shape(tv) != np.shape(pv) or (np.result_type(tv) != np.result_type(pv) and not plain_scalar):
+    tshape, pshape = example_shape(t), example_shape(primal)  # one example's under vmap
+    plain_scalar = isinstance(tv, (int, float)) and pshape == ()
+    if tshape != pshape or (np.result_type(tv) != np.result_type(pv) and not plain_scalar):
         raise ValueError(
-            f"{name}: {where} is {_describe(tv)}, but the primal there is {_describe(pv)}; "
+            f"{name}: {where} is {_describe(tv, tshape)}, but the primal there is {_describe(pv, pshape)}; "
             "pass a tangent of the primal's exact shape and dtype (e.g. cast with .astype)"
         )
 
 
-def _describe(v):
-    return f"of shape {np.shape(v)} and dtype {np.result_type(v)}"
+def _describe(v, shape=None):
+    return f"of shape {np.shape(v) if shape is None else shape} and dtype {np.result_type(v)}"
 
 
 def _tie_error(name, first, later, bare):

@@ -23,11 +23,13 @@ from ._transforms import _argnums, _split_aux, checked_aux, grad, on_arguments, 
 from ._trees import flatten, leaves, transform
 
 
-def jacrev(f, argnums=0, has_aux=False):
+def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
     """Jacobian of ``f``: output structure outside, argument structure inside, leaves ``out.shape + x.shape``.
 
     ``argnums`` and ``has_aux`` mean what they mean for :func:`grad`; with
     ``has_aux`` ``f`` returns ``(out, aux)`` and the new function ``(jacobian, aux)``.
+    The rows come from one pullback batched over the identity's rows (``vmap``), ``chunk_size`` rows at a
+    time when given (to bound memory); if a rule cannot batch, from one pullback per row.
 
     >>> import numpy as np
     >>> jacobian(lambda x: x ** 2)(np.array([1.0, 2.0]))
@@ -47,7 +49,7 @@ def jacrev(f, argnums=0, has_aux=False):
         f_nums = checked_aux(on_arguments(f, args, nums), has_aux, "jacobian")
         out, pullback, *aux = vjp(f_nums, *primals, has_aux=has_aux)
         outs, treedef = flatten(out)
-        per_leaf = [_at_output(pullback, outs, treedef, j, primals) for j in range(len(outs))]
+        per_leaf = [_at_output(pullback, outs, treedef, j, primals, chunk_size) for j in range(len(outs))]
         if not isinstance(argnums, (tuple, list)):
             per_leaf = [None if x is None else x[0] for x in per_leaf]
         jac = treedef.tangent(per_leaf)
@@ -59,15 +61,50 @@ def jacrev(f, argnums=0, has_aux=False):
 jacobian = jacrev
 
 
-def _at_output(pullback, outs, treedef, j, primals):
+def _at_output(pullback, outs, treedef, j, primals, chunk_size=None):
     """The blocks of output leaf ``j``: one argument-shaped structure per primal (``None`` for a non-float leaf)."""
     if not is_differentiable(outs[j]):
         return None
     shape, dtype = _shape(outs[j]), _dtype(outs[j])
     size = int(np.prod(shape))
     basis = np.eye(size, dtype=dtype).reshape((size,) + shape) if size else np.zeros((1,) + shape, dtype)
+    if size:
+        try:
+            return _batched_rows(pullback, treedef, len(outs), j, basis, primals, shape, chunk_size)
+        except (TypeError, ValueError, NotImplementedError):  # a rule that cannot batch: one pullback per row
+            pass
     rows = [pullback(_seed(treedef, len(outs), j, basis[k])) for k in range(len(basis))]
     return tuple(_stack(primal, [r[i] for r in rows], shape, size) for i, primal in enumerate(primals))
+
+
+def _batched_rows(pullback, treedef, n, j, basis, primals, shape, chunk_size):
+    """Every row of the Jacobian of output leaf ``j`` from one pullback batched over the basis (per chunk)."""
+    from ._vmap import vmap
+
+    pull = vmap(lambda row: pullback(_seed(treedef, n, j, row)))
+    step = len(basis) if chunk_size is None else max(int(chunk_size), 1)
+    chunks = [pull(basis[k:k + step]) for k in range(0, len(basis), step)]
+    return tuple(_joined(primal, [c[i] for c in chunks], shape) for i, primal in enumerate(primals))
+
+
+def _joined(primal, chunks, out_shape):
+    """The argument-shaped structure of blocks ``out_shape + leaf.shape`` from batched gradients (per chunk)."""
+    by_path = [dict(leaves(c)) for c in chunks]
+
+    def block(path, leaf):
+        got = [d.get(path) for d in by_path]
+        if all(g is None for g in got):
+            return None
+        rows = np.concatenate([np.zeros((len(_rows_of(by_path, k)),) + _shape(leaf), _dtype(leaf)) if g is None
+                               else g for k, g in enumerate(got)]) if len(got) > 1 else got[0]
+        return _anp().reshape(rows, out_shape + _shape(rows)[1:])
+
+    return transform(primal, block, _tangent_node)
+
+
+def _rows_of(by_path, k):
+    """Any batched leaf of chunk ``k`` (its length is the chunk's)."""
+    return next(g for g in by_path[k].values() if g is not None)
 
 
 def _seed(treedef, n, j, row):
@@ -138,7 +175,8 @@ def hessian(f, argnums=0):
 
 
 def jacfwd(f, argnums=0, has_aux=False):
-    """Jacobian of ``f`` by forward mode, one ``jvp`` per input element; structured as :func:`jacrev`.
+    """Jacobian of ``f`` by forward mode: one ``jvp`` batched over the input's basis (``vmap``; one per input
+    element if a rule cannot batch); structured as :func:`jacrev`.
 
     Cheaper than ``jacrev`` when the arguments have fewer elements than the output.
     ``argnums`` and ``has_aux`` are :func:`jacrev`'s.
@@ -180,6 +218,11 @@ def _columns(f_of, variables, v):
     basis = np.eye(size, dtype=dtype).reshape((size,) + shape)
     if isinstance(value_of(leaf), float):
         basis = [1.0]
+    elif size:
+        try:
+            return _batched_columns(f_of, variables, v, basis)
+        except (TypeError, ValueError, NotImplementedError):  # a rule that cannot batch: one push per column
+            pass
     columns = []
     for e in basis:
         xs = list(variables.leaves)
@@ -189,6 +232,24 @@ def _columns(f_of, variables, v):
         columns.append([materialise(x.tangent, x.value) if type(x) is Traced and x.tape is level else None
                         for x in flatten(out)[0]])
     return columns
+
+
+def _batched_columns(f_of, variables, v, basis):
+    """:func:`_columns` from one pushforward batched over the basis (``vmap``): ``f`` runs once."""
+    from ._vmap import vmap
+
+    leaf = variables.leaves[v]
+
+    def push(e):
+        xs = list(variables.leaves)
+        with open_pushforward() as level:
+            xs[v] = dual(leaf, level, e)
+            out = f_of(xs)[0]
+        return [materialise(x.tangent, x.value) if type(x) is Traced and x.tape is level else None
+                for x in flatten(out)[0]]
+
+    pushed = vmap(push)(basis)
+    return [[None if t is None else t[k] for t in pushed] for k in range(len(basis))]
 
 
 def _blocks(variables, columns, j, out_leaf):

@@ -37,6 +37,7 @@ import warnings
 import numpy as np
 
 from ._arguments import is_differentiable, zeros_like_primal
+from ._batching import Batch, batch_depth, keep_batches
 from ._higher import jvp
 from ._tangents import Thunk, ZeroTangent
 from ._traced import Traced, _state
@@ -71,12 +72,17 @@ def check_rules(on=True):
 def value_of(x):
     """Strip every level of tracing from ``x`` (noting it when a rule strips an argument it was given traced).
 
+    Under ``vmap`` the batch levels stay: a value read for a mask or a sign still differs per example, so it
+    comes back batched (with no derivative), and masks built from it by comparisons stay batched too.
+
     >>> value_of(2.0)
     2.0
     """
     if _watched and id(x) in _watched:
         _watched[id(x)].note(x, sys._getframe(1))
     while type(x) is Traced:
+        if type(x.tape) is Batch:  # under vmap a value still differs per example: it stays batched
+            return x if type(x.value) is not Traced else keep_batches(x)
         x = x.value
     return x
 
@@ -95,6 +101,8 @@ def stop_gradient(x):
     """
     if _watched and id(x) in _watched:
         _watched[id(x)].note(x, sys._getframe(1))
+    if type(x) is Traced and batch_depth(x):  # under vmap: no derivative, but still one value per example
+        return keep_batches(x)
     return _stop_gradient(x)
 
 

@@ -8,6 +8,7 @@ import numpy as np
 
 from ._arguments import gradient_of, trace_arguments
 from ._backward import backward
+from ._batching import example_shape
 from ._traced import Traced, _state, open_tape, protect, release, value_of
 from ._trees import leaves, rebuild_node, transform
 
@@ -82,8 +83,8 @@ class Pullback:
 def _check_cotangent(path, ct, value):
     if ct is None:
         return
+    want_shape, got_shape = example_shape(value), example_shape(ct)
     value, ct = value_of(value), value_of(ct)
-    want_shape, got_shape = np.shape(value), np.shape(ct)
     want, got = np.result_type(value), np.result_type(ct)
     scalar_ok = isinstance(ct, (float, int)) and want_shape == () and want.kind in "fc"
     if want_shape != got_shape or (want != got and not scalar_ok):
@@ -260,11 +261,12 @@ def on_arguments(f, args, nums):
 def _scalar_output(out, tape):
     value = out.value if type(out) is Traced and out.tape is tape else out
     plain = value_of(value)
-    scalar = isinstance(plain, (float, int, np.generic)) or (type(plain) is np.ndarray and plain.ndim == 0)
+    shape = example_shape(value)  # under vmap: one example's
+    scalar = isinstance(plain, (float, int, np.generic)) or (type(plain) is np.ndarray and not shape)
     if not scalar:
         raise TypeError(
             f"grad: the function must return a scalar, but it returned "
-            f"{_describe(plain)}. Reduce it to a scalar (e.g. `.sum()`), or use "
+            f"{_describe(plain, shape)}. Reduce it to a scalar (e.g. `.sum()`), or use "
             "autodiff.jacobian / autodiff.vjp for non-scalar outputs"
         )
     if type(plain) is not float and _dtype(plain).kind == "c":
@@ -275,9 +277,9 @@ def _scalar_output(out, tape):
     return value, (out.index if value is not out else None)
 
 
-def _describe(value):
+def _describe(value, shape=None):
     if isinstance(value, np.ndarray):
-        return f"an array of shape {value.shape}"
+        return f"an array of shape {value.shape if shape is None else shape}"
     return f"a {type(value).__name__}"
 
 

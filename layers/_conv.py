@@ -23,7 +23,8 @@ from dataclasses import dataclass
 import numpy as np
 
 import autodiff.numpy as anp
-from autodiff.extend import deflinear, defvjp, primitive, value_of
+from autodiff.extend import defbatch, deflinear, defvjp, primitive, value_of
+from autodiff.numpy._batch_helpers import fold_leading
 
 from ._im2col import _im2col, col2im, im2col
 from ._layout import nchw
@@ -34,7 +35,9 @@ unwindow = primitive(_unwindow, "unwindow")
 defvjp(windows, lambda g, ans, x, kh, kw, stride: unwindow(g, np.shape(value_of(x)), kh, kw, stride))
 defvjp(unwindow, lambda h, ans, g, shape, kh, kw, stride: windows(h, kh, kw, stride))
 deflinear(windows)  # each moves values around: the tangent moves the same way
+defbatch(windows, fold_leading(windows))
 deflinear(unwindow)
+defbatch(unwindow, fold_leading(unwindow, shape_at=1))
 
 
 def pad_spatial(x, padding, value=0.0):
@@ -92,6 +95,7 @@ def _dtype_like(ct, x):
 
 defvjp(conv2d, _conv2d_vjp_input, _conv2d_vjp_weight)
 deflinear(conv2d)
+defbatch(conv2d, fold_leading(conv2d))
 
 
 @dataclass

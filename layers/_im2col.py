@@ -24,7 +24,8 @@ True
 import numpy as np
 
 from autodiff import _buffers
-from autodiff.extend import deflinear, defvjp, primitive, value_of
+from autodiff.extend import defbatch, deflinear, defvjp, primitive, value_of
+from autodiff.numpy._batch_helpers import fold_leading
 
 from . import _pieces
 from ._jit import Kernel, readonly, writable
@@ -156,4 +157,6 @@ col2im = primitive(_col2im, "col2im")
 defvjp(im2col, lambda g, cols, x, kh, kw, stride, padding: col2im(g, np.shape(value_of(x)), kh, kw, stride, padding))
 defvjp(col2im, lambda g, x, cols, shape, kh, kw, stride, padding: im2col(g, kh, kw, stride, padding))
 deflinear(im2col)  # linear maps: the tangent goes through the same map
+defbatch(im2col, fold_leading(im2col))
 deflinear(col2im)
+defbatch(col2im, fold_leading(col2im, shape_at=1))

@@ -10,9 +10,10 @@ array([0., 0., 1.])
 
 import numpy as np
 
-from ..extend import defjvp, defvjp, primitive, value_of
+from ..extend import defbatch, defjvp, defvjp, primitive, value_of
 from ..numpy import exp, multiply, subtract, sum
-from ..numpy._broadcast import dtype_of
+from ..numpy._batch_helpers import along, elementwise, reduction
+from ..numpy._broadcast import as_constant, dtype_of
 from ..numpy._reductions import expand_reduced
 
 __all__ = ["logsumexp", "softmax", "log_softmax", "sigmoid", "relu", "softplus"]
@@ -30,6 +31,7 @@ defvjp(_logsumexp_p, lambda g, ans, x, axis=None, keepdims=False: multiply(
     expand_reduced(g, x, axis, keepdims), exp(subtract(x, expand_reduced(ans, x, axis, keepdims)))))
 defjvp(_logsumexp_p, lambda t, ans, x, axis=None, keepdims=False: sum(  # the softmax-weighted mean of t
     multiply(t, exp(subtract(x, expand_reduced(ans, x, axis, keepdims)))), axis=axis, keepdims=keepdims))
+defbatch(_logsumexp_p, reduction(_logsumexp_p))
 
 
 def logsumexp(x, axis=None, keepdims=False):
@@ -49,6 +51,7 @@ def _softmax_vjp(g, s, x, axis=-1):
 
 defvjp(softmax_p, _softmax_vjp)
 defjvp(softmax_p, _softmax_vjp)  # the Jacobian diag(s) - s s^T is symmetric: the pushforward is the pullback
+defbatch(softmax_p, along(softmax_p))
 
 
 def softmax(x, axis=-1):
@@ -68,6 +71,7 @@ def _log_softmax_vjp(g, ls, x, axis=-1):
 
 defvjp(log_softmax_p, _log_softmax_vjp)
 defjvp(log_softmax_p, lambda t, ls, x, axis=-1: subtract(t, sum(multiply(exp(ls), t), axis=axis, keepdims=True)))
+defbatch(log_softmax_p, along(log_softmax_p))
 
 
 def log_softmax(x, axis=-1):
@@ -82,6 +86,7 @@ def _sigmoid(x):
 sigmoid_p = primitive(_sigmoid, "sigmoid")
 defvjp(sigmoid_p, lambda g, s, x: multiply(g, multiply(s, subtract(1.0, s))))
 defjvp(sigmoid_p, lambda t, s, x: multiply(t, multiply(s, subtract(1.0, s))))
+defbatch(sigmoid_p, elementwise(sigmoid_p))
 
 
 def sigmoid(x):
@@ -90,8 +95,9 @@ def sigmoid(x):
 
 
 relu_p = primitive(lambda x: np.maximum(x, 0), "relu")
-defvjp(relu_p, lambda g, ans, x: multiply(g, np.asarray(value_of(x) > 0, dtype_of(x))))  # a float's test is a bool
-defjvp(relu_p, lambda t, ans, x: multiply(t, np.asarray(value_of(x) > 0, dtype_of(x))))
+defvjp(relu_p, lambda g, ans, x: multiply(g, as_constant(value_of(x) > 0, dtype_of(x))))  # a float's test is a bool
+defjvp(relu_p, lambda t, ans, x: multiply(t, as_constant(value_of(x) > 0, dtype_of(x))))
+defbatch(relu_p, elementwise(relu_p))
 
 
 def relu(x):
@@ -106,6 +112,7 @@ def _softplus(x):
 softplus_p = primitive(_softplus, "softplus")
 defvjp(softplus_p, lambda g, ans, x: multiply(g, sigmoid(x)))
 defjvp(softplus_p, lambda t, ans, x: multiply(t, sigmoid(x)))
+defbatch(softplus_p, elementwise(softplus_p))
 
 
 def softplus(x):

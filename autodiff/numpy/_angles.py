@@ -9,8 +9,9 @@ import math
 
 import numpy as np
 
-from ..extend import deflinear, defvjp, primitive, value_of
+from ..extend import defbatch, deflinear, defvjp, primitive, value_of
 from ._arraylike import as_array
+from ._batch_helpers import elementwise
 from ._binary import arctan2
 from ._broadcast import dtype_of
 from ._complex import imag, real
@@ -20,11 +21,13 @@ deg2rad = primitive(np.deg2rad, "deg2rad")
 radians = deg2rad
 defvjp(deg2rad, lambda g, ans, x: deg2rad(g))
 deflinear(deg2rad)
+defbatch(deg2rad, elementwise(deg2rad))
 
 rad2deg = primitive(np.rad2deg, "rad2deg")
 degrees = rad2deg
 defvjp(rad2deg, lambda g, ans, x: rad2deg(g))
 deflinear(rad2deg)
+defbatch(rad2deg, elementwise(rad2deg))
 deg2rad.__doc__ = """Degrees to radians, ``x * pi / 180`` (``radians`` is the same op).
 
 >>> import autodiff

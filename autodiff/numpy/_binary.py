@@ -7,14 +7,15 @@ each tangent), as in PyTorch and JAX; the masks are constants, so higher derivat
 
 import numpy as np
 
-from ..extend import defjvp, defvjp, primitive, value_of
-from ._broadcast import broadcast_as, dtype_of, unbroadcast
+from ..extend import defbatch, defjvp, defvjp, primitive, value_of
+from ._batch_helpers import elementwise
+from ._broadcast import as_constant, broadcast_as, dtype_of, unbroadcast
 from ._elementwise import add, divide, exp, multiply, negative, square, subtract, where
 
 
 def _share(pick, tie, like):
     """The constant mask ``pick + tie / 2`` in the dtype of ``like``."""
-    return np.asarray(pick + 0.5 * tie, dtype_of(like))  # Python floats compare to a bool, not an array
+    return as_constant(pick + 0.5 * tie, dtype_of(like))  # Python floats compare to a bool, not an array
 
 
 def _choice_vjps(win):
@@ -52,18 +53,22 @@ def _prefers_number(bigger):
 maximum = primitive(np.maximum, "maximum")
 defvjp(maximum, *_choice_vjps(np.greater))
 defjvp(maximum, *_choice_jvps(np.greater))
+defbatch(maximum, elementwise(maximum))
 
 minimum = primitive(np.minimum, "minimum")
 defvjp(minimum, *_choice_vjps(np.less))
 defjvp(minimum, *_choice_jvps(np.less))
+defbatch(minimum, elementwise(minimum))
 
 fmax = primitive(np.fmax, "fmax")  # a NaN loses: the gradient goes to the number
 defvjp(fmax, *_choice_vjps(_prefers_number(np.greater)))
 defjvp(fmax, *_choice_jvps(_prefers_number(np.greater)))
+defbatch(fmax, elementwise(fmax))
 
 fmin = primitive(np.fmin, "fmin")
 defvjp(fmin, *_choice_vjps(_prefers_number(np.less)))
 defjvp(fmin, *_choice_jvps(_prefers_number(np.less)))
+defbatch(fmin, elementwise(fmin))
 
 
 def _clip(x, lo, hi):
@@ -71,10 +76,11 @@ def _clip(x, lo, hi):
 
 
 _clip_p = primitive(_clip, "clip")
+defbatch(_clip_p, elementwise(_clip_p))
 
 
 def _mask(condition, like):
-    return np.asarray(condition, dtype_of(like))  # Python floats compare to a bool, not an array
+    return as_constant(condition, dtype_of(like))  # Python floats compare to a bool, not an array
 
 
 def _inside(x, lo, hi):
@@ -107,6 +113,7 @@ def clip(x, a_min=None, a_max=None):
 
 
 logaddexp = primitive(np.logaddexp, "logaddexp")
+defbatch(logaddexp, elementwise(logaddexp))
 defvjp(
     logaddexp,
     lambda g, ans, x, y: unbroadcast(multiply(g, exp(subtract(x, ans))), x),
@@ -124,6 +131,7 @@ def _safe(ans):
 
 
 hypot = primitive(np.hypot, "hypot")
+defbatch(hypot, elementwise(hypot))
 defvjp(
     hypot,
     lambda g, ans, x, y: unbroadcast(multiply(g, divide(x, _safe(ans))), x),
@@ -136,6 +144,7 @@ defjvp(
 )
 
 arctan2 = primitive(np.arctan2, "arctan2")
+defbatch(arctan2, elementwise(arctan2))
 defvjp(
     arctan2,
     lambda g, ans, y, x: unbroadcast(multiply(g, divide(x, add(square(x), square(y)))), y),

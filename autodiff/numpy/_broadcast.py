@@ -8,14 +8,21 @@ so each pushes a tangent forward through itself.
 
 import numpy as np
 
-from ..extend import Traced, deflinear, defvjp, primitive
+from .._batching import Batch
+from ..extend import Traced, defbatch, deflinear, defvjp, primitive
+from ._batch_helpers import elementwise
+from ._batch_ops import broadcast_to_rule, sum_to_shape_rule
 
 
 def shape_of(x):
-    """Shape of a plain or traced value (a Python scalar has shape ``()``)."""
+    """Shape of a plain or traced value (a Python scalar has shape ``()``); one example's under ``vmap``."""
+    depth = 0
     while type(x) is Traced:
+        if type(x.tape) is Batch:  # its batch axis leads the value below: not part of an example's shape
+            depth += 1
         x = x.value
-    return x.shape if type(x) is np.ndarray else np.shape(x)
+    shape = x.shape if type(x) is np.ndarray else np.shape(x)
+    return shape[depth:] if depth else shape
 
 
 def dtype_of(x):
@@ -45,7 +52,9 @@ broadcast_to = primitive(_broadcast_to, "broadcast_to")
 defvjp(sum_to_shape, lambda g, ans, x, shape: broadcast_to(g, shape_of(x)))
 defvjp(broadcast_to, lambda g, ans, x, shape: sum_to_shape(g, shape_of(x)))
 deflinear(sum_to_shape)
+defbatch(sum_to_shape, sum_to_shape_rule)
 deflinear(broadcast_to)
+defbatch(broadcast_to, broadcast_to_rule)
 
 
 def _cast(x, dtype):
@@ -56,6 +65,18 @@ def _cast(x, dtype):
 cast = primitive(_cast, "cast")
 defvjp(cast, lambda g, ans, x, dtype: cast(g, dtype_of(x)))
 deflinear(cast)  # complex to real keeps the real part: R-linear too
+defbatch(cast, elementwise(cast))
+
+
+def as_constant(mask, dtype):
+    """A mask or weight read off plain values, as an array of ``dtype``; under ``vmap`` it stays batched.
+
+    >>> as_constant(True, np.dtype(np.float32))
+    array(1., dtype=float32)
+    """
+    if type(mask) is Traced:  # batched by a vmap: one mask per example
+        return cast(mask, dtype)
+    return np.asarray(mask, dtype)
 
 
 def unbroadcast(g, x):

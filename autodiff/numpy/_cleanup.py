@@ -9,6 +9,7 @@ import numpy as np
 
 from ..extend import Traced, value_of
 from ._arraylike import as_array
+from ._batch_helpers import per_example
 from ._broadcast import dtype_of
 from ._complex import imag, real
 from ._elementwise import add, multiply, where
@@ -28,7 +29,8 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
         parts = [nan_to_num(part, nan=nan, posinf=posinf, neginf=neginf) for part in (real(x), imag(x))]
         return add(parts[0], multiply(parts[1], 1j))
     v = value_of(x)
-    return where(np.isfinite(v), x, np.nan_to_num(v, nan=nan, posinf=posinf, neginf=neginf))
+    fixed = per_example(lambda v: np.nan_to_num(v, nan=nan, posinf=posinf, neginf=neginf), v)  # batched under vmap
+    return where(np.isfinite(v), x, fixed)
 
 
 def real_if_close(a, tol=100):

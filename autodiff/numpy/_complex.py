@@ -8,7 +8,8 @@ each pushes a tangent forward through itself (a real input's ``imag`` is a const
 
 import numpy as np
 
-from ..extend import ZeroTangent, defjvp, deflinear, defvjp, primitive
+from ..extend import ZeroTangent, defbatch, defjvp, deflinear, defvjp, primitive
+from ._batch_helpers import elementwise
 from ._broadcast import cast, dtype_of
 from ._elementwise import multiply
 
@@ -20,12 +21,15 @@ def _as_input(g, x):
 real = primitive(np.real, "real")
 defvjp(real, lambda g, ans, x: _as_input(g, x))
 deflinear(real)
+defbatch(real, elementwise(real))
 
 imag = primitive(np.imag, "imag")
 defvjp(imag, lambda g, ans, x: _as_input(multiply(g, -1j), x) if dtype_of(x).kind == "c" else ZeroTangent())
 defjvp(imag, lambda t, ans, x: imag(t) if dtype_of(x).kind == "c" else ZeroTangent())
+defbatch(imag, elementwise(imag))
 
 conj = primitive(np.conj, "conj")
 conjugate = conj
 defvjp(conj, lambda g, ans, x: conj(g))
 deflinear(conj)
+defbatch(conj, elementwise(conj))

@@ -9,7 +9,19 @@ blocks), and each is the other's pullback, so construction nests to any order.
 
 import numpy as np
 
-from ..extend import Thunk, Traced, ZeroTangent, defjvp_joint, deflinear, defvjp, defvjp_joint, primitive, unthunk
+from ..extend import (
+    Thunk,
+    Traced,
+    ZeroTangent,
+    defbatch,
+    defjvp_joint,
+    deflinear,
+    defvjp,
+    defvjp_joint,
+    primitive,
+    unthunk,
+)
+from ._batch_ops import pack_rule, split_flat_rule
 from ._broadcast import cast, dtype_of, shape_of
 from ._shape import reshape
 
@@ -65,7 +77,9 @@ def _pack_jvp(tangents, ans, shape, dtype, *leaves):
 
 
 defjvp_joint(pack, _pack_jvp)
+defbatch(pack, pack_rule)
 deflinear(split_flat)  # a tuple of tangents, one per block
+defbatch(split_flat, split_flat_rule)
 
 
 def _leaves(obj):

@@ -14,7 +14,8 @@ Batched inputs (``(..., m, n)``) work throughout.
 
 import numpy as np
 
-from ..extend import ZeroTangent, defjvp, defvjp, primitive, unthunk, value_of
+from ..extend import ZeroTangent, defbatch, defjvp, defvjp, primitive, unthunk, value_of
+from ._batch_helpers import whole
 from ._broadcast import cast, dtype_of, shape_of
 from ._complex import conj, real
 from ._elementwise import add, divide, multiply, negative, subtract
@@ -228,7 +229,9 @@ def _svdvals_jvp(t, ans, a):
 
 
 defjvp(svd_p, _svd_jvp)
+defbatch(svd_p, whole(svd_p))
 defjvp(svdvals, _svdvals_jvp)
+defbatch(svdvals, whole(svdvals))
 
 
 def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
@@ -349,6 +352,7 @@ def _hermitian_from_triangle(x, uplo):
 
 
 defjvp(eigh_p, _eigh_jvp)
+defbatch(eigh_p, whole(eigh_p))
 
 
 def eigh(a, UPLO="L"):
@@ -425,6 +429,7 @@ def _eig_jvp(t, ans, a):
 
 
 defjvp(eig_p, _eig_jvp)
+defbatch(eig_p, whole(eig_p))
 
 
 def eig(a):
@@ -486,6 +491,7 @@ def _pinv_jvp(t, ans, a, rcond=None, hermitian=False, rtol=None):
 
 
 defjvp(pinv_p, _pinv_jvp)
+defbatch(pinv_p, whole(pinv_p))
 
 
 def pinv(a, rcond=None, hermitian=False, *, rtol=None):

@@ -7,12 +7,14 @@ argument's shape and dtype; binary pushforwards ``broadcast_as`` the output.
 
 import numpy as np
 
-from ..extend import ZeroTangent, defjvp, deflinear, defvjp, primitive, value_of
+from ..extend import ZeroTangent, defbatch, defjvp, deflinear, defvjp, primitive, value_of
+from ._batch_helpers import elementwise
 from ._broadcast import broadcast_as, dtype_of, unbroadcast
 
 add = primitive(np.add, "add")
 defvjp(add, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(g, y))
 defjvp(add, lambda t, ans, x, y: broadcast_as(t, ans), lambda t, ans, x, y: broadcast_as(t, ans))
+defbatch(add, elementwise(add))
 
 subtract = primitive(np.subtract, "subtract")
 defvjp(
@@ -21,6 +23,7 @@ defvjp(
     lambda g, ans, x, y: unbroadcast(negative(g), y),
 )
 defjvp(subtract, lambda t, ans, x, y: broadcast_as(t, ans), lambda t, ans, x, y: broadcast_as(negative(t), ans))
+defbatch(subtract, elementwise(subtract))
 
 multiply = primitive(np.multiply, "multiply")
 defvjp(
@@ -29,8 +32,10 @@ defvjp(
     lambda g, ans, x, y: unbroadcast(multiply(g, x), y),
 )
 deflinear(multiply)
+defbatch(multiply, elementwise(multiply))
 
 divide = primitive(np.divide, "divide")
+defbatch(divide, elementwise(divide))
 true_divide = divide
 defvjp(
     divide,
@@ -46,6 +51,7 @@ defjvp(
 negative = primitive(np.negative, "negative")
 defvjp(negative, lambda g, ans, x: negative(g))
 deflinear(negative)
+defbatch(negative, elementwise(negative))
 
 
 def _power_base_derivative(x, y):
@@ -63,6 +69,7 @@ def _safe_log(x):
 
 
 power = primitive(np.power, "power")
+defbatch(power, elementwise(power))
 defvjp(
     power,
     lambda g, ans, x, y: unbroadcast(multiply(g, _power_base_derivative(x, y)), x),
@@ -77,22 +84,28 @@ defjvp(
 exp = primitive(np.exp, "exp")
 defvjp(exp, lambda g, ans, x: multiply(g, ans))
 defjvp(exp, lambda t, ans, x: multiply(t, ans))
+defbatch(exp, elementwise(exp))
 
 log = primitive(np.log, "log")
 defvjp(log, lambda g, ans, x: divide(g, x))
 defjvp(log, lambda t, ans, x: divide(t, x))
+defbatch(log, elementwise(log))
 
 # sin, cos and tanh pull back and push forward through fused primitives (as PyTorch's *_backward
 # ops do): one tape entry or one push instead of two or three.
 sin = primitive(np.sin, "sin")
 sin_backward = primitive(lambda g, x: g * np.cos(x), "sin_backward")
+defbatch(sin_backward, elementwise(sin_backward))
 defvjp(sin, lambda g, ans, x: sin_backward(g, x))
 defjvp(sin, lambda t, ans, x: sin_backward(t, x))
+defbatch(sin, elementwise(sin))
 
 cos = primitive(np.cos, "cos")
 cos_backward = primitive(lambda g, x: -g * np.sin(x), "cos_backward")
+defbatch(cos_backward, elementwise(cos_backward))
 defvjp(cos, lambda g, ans, x: cos_backward(g, x))
 defjvp(cos, lambda t, ans, x: cos_backward(t, x))
+defbatch(cos, elementwise(cos))
 
 # Second order: unbroadcast keeps each cotangent in its argument's dtype (a real x under a complex h stays real).
 defvjp(
@@ -119,8 +132,10 @@ defjvp(
 
 tanh = primitive(np.tanh, "tanh")
 tanh_backward = primitive(lambda g, ans: g * (1 - ans * ans), "tanh_backward")
+defbatch(tanh_backward, elementwise(tanh_backward))
 defvjp(tanh, lambda g, ans, x: tanh_backward(g, ans))
 defjvp(tanh, lambda t, ans, x: tanh_backward(t, ans))
+defbatch(tanh, elementwise(tanh))
 defvjp(
     tanh_backward,
     lambda h, out, g, ans: unbroadcast(tanh_backward(h, ans), g),
@@ -135,6 +150,7 @@ defjvp(
 sqrt = primitive(np.sqrt, "sqrt")
 defvjp(sqrt, lambda g, ans, x: divide(multiply(g, 0.5), ans))
 defjvp(sqrt, lambda t, ans, x: divide(multiply(t, 0.5), ans))
+defbatch(sqrt, elementwise(sqrt))
 
 
 def _where(cond, x, y):
@@ -142,6 +158,7 @@ def _where(cond, x, y):
 
 
 where = primitive(_where, "where")
+defbatch(where, elementwise(where))
 defvjp(
     where,
     None,
@@ -191,6 +208,7 @@ def _sign_jvp(t, ans, x):
 sign = primitive(np.sign, "sign")
 defvjp(sign, _sign_vjp)
 defjvp(sign, _sign_jvp)
+defbatch(sign, elementwise(sign))
 
 
 def _absolute_vjp(g, ans, x):
@@ -215,7 +233,9 @@ absolute = primitive(np.absolute, "absolute")
 abs = absolute  # noqa: A001 - mirrors numpy's name
 defvjp(absolute, _absolute_vjp)
 defjvp(absolute, _absolute_jvp)
+defbatch(absolute, elementwise(absolute))
 
 square = primitive(np.square, "square")
 defvjp(square, lambda g, ans, x: multiply(g, multiply(2, x)))
 defjvp(square, lambda t, ans, x: multiply(t, multiply(2, x)))
+defbatch(square, elementwise(square))

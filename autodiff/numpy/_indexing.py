@@ -6,7 +6,8 @@ pullback is indexing again.
 
 import numpy as np
 
-from ..extend import ZeroTangent, defjvp, deflinear, defvjp, primitive
+from ..extend import ZeroTangent, defbatch, defjvp, deflinear, defvjp, primitive
+from ._batch_ops import getitem_rule, scatter_add_rule, tuple_item_rule
 from ._broadcast import dtype_of, shape_of
 
 
@@ -35,7 +36,9 @@ scatter_add = primitive(_scatter_add, "scatter_add")
 defvjp(getitem, lambda g, ans, x, index: scatter_add(g, shape_of(x), dtype_of(x), index))
 defvjp(scatter_add, lambda g, ans, h, shape, dtype, index: getitem(g, index))
 deflinear(getitem)
+defbatch(getitem, getitem_rule)
 deflinear(scatter_add)
+defbatch(scatter_add, scatter_add_rule)
 
 
 def _tuple_item(t, i):
@@ -52,6 +55,7 @@ def _tuple_item_vjp(g, ans, t, i):
 
 defvjp(tuple_item, _tuple_item_vjp)
 defjvp(tuple_item, lambda t, ans, tup, i: t[i])  # a tuple's tangent is the tuple of its parts' tangents
+defbatch(tuple_item, tuple_item_rule)
 
 
 def take(x, indices, axis=None):

@@ -5,7 +5,8 @@ import string
 
 import numpy as np
 
-from ..extend import Thunk, deflinear, defvjp, defvjp_joint, primitive, value_of
+from ..extend import Thunk, defbatch, deflinear, defvjp, defvjp_joint, primitive, value_of
+from ._batch_ops import diagonal_rule, einsum_rule, matmul_rule, put_diagonal_rule
 from ._broadcast import broadcast_to, cast, dtype_of, shape_of, unbroadcast
 from ._contract import contract
 from ._einsum_forms import canonical, from_sublists
@@ -68,6 +69,7 @@ def _drop_last(a):
 
 defvjp(matmul, _matmul_vjp_x, _matmul_vjp_y)
 deflinear(matmul)  # one matmul per argument with a tangent: (x + tx)(y + ty) - xy, to first order
+defbatch(matmul, matmul_rule)
 
 
 def dot(x, y):
@@ -147,6 +149,7 @@ def _untie(term, shape, used, dtype):
 
 defvjp_joint(_einsum_p, _einsum_vjp)
 deflinear(_einsum_p)  # the subscripts are a constant, each operand enters linearly
+defbatch(_einsum_p, einsum_rule)
 
 
 def einsum(*operands, optimize=False, **unsupported):
@@ -266,7 +269,9 @@ defvjp(diagonal, lambda g, ans, x, offset=0, axis1=0, axis2=1: put_diagonal(
     g, shape_of(x), dtype_of(x), offset, axis1 % len(shape_of(x)), axis2 % len(shape_of(x))))
 defvjp(put_diagonal, lambda h, ans, g, shape, dtype, offset, axis1, axis2: diagonal(h, offset, axis1, axis2))
 deflinear(diagonal)
+defbatch(diagonal, diagonal_rule)
 deflinear(put_diagonal)
+defbatch(put_diagonal, put_diagonal_rule)
 
 
 def diag(v, k=0):

@@ -9,6 +9,8 @@ import operator
 
 import numpy as np
 
+from .._batching import Batch
+from .._traced import value_of as strip_all
 from ..extend import Traced, value_of
 from . import _binary as choose
 from . import _broadcast, _complex, _indexing, _interop, _linalg, _remainder
@@ -30,12 +32,66 @@ def _method(f):
     return lambda self, *args, **kwargs: f(self, *args, **kwargs)
 
 
-def _compare(op):
-    return lambda self, other: op(value_of(self), value_of(other))
+def _compare(op, name):
+    def compare(self, other):
+        a, b = value_of(self), value_of(other)  # under vmap each example compares: the result stays batched
+        if _is_batch(a) or _is_batch(b):
+            from ._nondiff import NONDIFF
+
+            return NONDIFF[name](a, b)
+        return op(a, b)
+
+    return compare
+
+
+def _logical(name, flip=False):
+    """``&``, ``|``, ``^`` of masks (plain results; batched under vmap, as comparisons are)."""
+
+    def combine(self, other):
+        from ._nondiff import NONDIFF
+
+        a, b = (other, self) if flip else (self, other)
+        return NONDIFF[name](a, b)
+
+    return combine
+
+
+def _invert(self):
+    from ._nondiff import NONDIFF
+
+    return NONDIFF["invert"](self)
+
+
+def _is_batch(x):
+    return type(x) is Traced and type(x.tape) is Batch
+
+
+def _one_value(name, convert):
+    def method(self):
+        v = value_of(self)
+        if _is_batch(v):
+            raise TypeError(
+                f"{name}() of a value batched by vmap: it differs between examples, so Python cannot branch on it "
+                "or read it as one number; use anp.where(condition, a, b) for a per-example choice, or compute "
+                "it outside vmap"
+            )
+        return convert(v)
+
+    return method
+
+
+def _len(self):
+    v = strip_all(self)
+    if type(v) is tuple:
+        return len(v)
+    shape = _broadcast.shape_of(self)
+    if not shape:
+        raise TypeError("len() of a 0-d traced value")
+    return shape[0]
 
 
 def _getitem(self, index):
-    if isinstance(value_of(self), tuple):
+    if isinstance(strip_all(self), tuple):
         return _indexing.tuple_item(self, index)
     return _indexing.getitem(self, _plain_index(index))
 
@@ -94,15 +150,18 @@ METHODS = {
     "__mod__": _binary(_remainder.remainder), "__rmod__": _flip(_remainder.remainder),
     "__matmul__": _binary(_linalg.matmul), "__rmatmul__": _flip(_linalg.matmul),
     "__neg__": _method(E.negative), "__abs__": _method(E.absolute), "__pos__": lambda self: self,
-    "__lt__": _compare(operator.lt), "__le__": _compare(operator.le),
-    "__gt__": _compare(operator.gt), "__ge__": _compare(operator.ge),
-    "__eq__": _compare(np.equal), "__ne__": _compare(np.not_equal),
+    "__lt__": _compare(operator.lt, "less"), "__le__": _compare(operator.le, "less_equal"),
+    "__gt__": _compare(operator.gt, "greater"), "__ge__": _compare(operator.ge, "greater_equal"),
+    "__eq__": _compare(np.equal, "equal"), "__ne__": _compare(np.not_equal, "not_equal"),
+    "__and__": _logical("bitwise_and"), "__rand__": _logical("bitwise_and", True),
+    "__or__": _logical("bitwise_or"), "__ror__": _logical("bitwise_or", True),
+    "__xor__": _logical("bitwise_xor"), "__rxor__": _logical("bitwise_xor", True), "__invert__": _invert,
     "__getitem__": _getitem, "__setitem__": _setitem, "__iter__": _iter,
     "item": _detaching("item"), "tolist": _detaching("tolist"),
-    "__len__": lambda self: len(value_of(self)),
-    "__bool__": lambda self: bool(value_of(self)),
+    "__len__": _len,
+    "__bool__": _one_value("bool", bool),
     "__float__": _float, "__complex__": _float,
-    "__int__": lambda self: int(value_of(self)),
+    "__int__": _one_value("int", int),
     "__hash__": None,
     "shape": property(_broadcast.shape_of),
     "dtype": property(_broadcast.dtype_of),

@@ -1,14 +1,22 @@
 """Non-differentiable helpers: they accept traced values and return plain results.
 
 Shapes, indices, masks and fresh constants carry no derivative, so these
-strip tracing from their arguments and call numpy.
+strip tracing from their arguments and call numpy.  Under ``vmap`` a mask
+still differs per example: elementwise ones stay batched (each is a
+primitive with the elementwise batching rule), shapes are one example's, and
+``any``/``all`` over every axis look at the whole batch (they decide Python
+branches, and the careful branch is right for every example).
 """
 
 import functools
 
 import numpy as np
 
-from ..extend import value_of
+from .._batching import batch_depth
+from .._traced import value_of as strip_all
+from ..extend import defbatch, primitive, value_of
+from ._batch_helpers import elementwise, reduction
+from ._broadcast import shape_of
 
 
 def _strip(x):
@@ -17,15 +25,83 @@ def _strip(x):
     return value_of(x)
 
 
-def nondifferentiable(np_fun):
-    """Wrap ``np_fun`` so it takes traced values and returns a plain result."""
+def _batched(args, kwargs):
+    stack = list(args) + list(kwargs.values())
+    while stack:
+        x = stack.pop()
+        if type(x) in (list, tuple):
+            stack.extend(x)
+        elif batch_depth(x):
+            return True
+    return False
+
+
+def nondifferentiable(np_fun, under_vmap=None):
+    """Wrap ``np_fun`` so it takes traced values and returns a plain result (``under_vmap`` for batched ones)."""
 
     @functools.wraps(np_fun)
     def plain(*args, **kwargs):
-        return np_fun(*map(_strip, args), **{k: _strip(v) for k, v in kwargs.items()})
+        args, kwargs = tuple(map(_strip, args)), {k: _strip(v) for k, v in kwargs.items()}
+        if under_vmap is not None and _batched(args, kwargs):
+            return under_vmap(*args, **kwargs)
+        return np_fun(*args, **kwargs)
 
     return plain
 
+
+def _elementwise(name):
+    prim = primitive(getattr(np, name), name)
+    defbatch(prim, elementwise(prim))
+    return prim
+
+
+def _reduction(name, flatten_none=False, default=None):
+    fun = getattr(np, name)
+    prim = primitive(lambda x, axis=default, **kwargs: fun(x, axis=axis, **kwargs), name)
+    defbatch(prim, reduction(prim, flatten_none))
+    return prim
+
+
+def _whole_batch(name):
+    fun = getattr(np, name)
+
+    def decide(*args, **kwargs):
+        if kwargs.get("axis") is not None or len(args) > 1:
+            return _AXIS_REDUCTIONS[name](*args, **kwargs)
+        return fun(*map(strip_all, args), **kwargs)
+
+    return decide
+
+
+def _refuse(name):
+    def refuse(*args, **kwargs):
+        raise NotImplementedError(
+            f"numpy.{name} under vmap: its result has a different size per example, so it cannot be batched; "
+            "use a mask (anp.where) instead, or call it outside vmap"
+        )
+
+    return refuse
+
+
+_ELEMENTWISE = [
+    "isfinite", "isnan", "isinf", "isclose", "equal", "not_equal", "greater", "greater_equal", "less",
+    "less_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "zeros_like", "ones_like",
+    "empty_like", "full_like", "floor", "ceil", "round", "rint", "bitwise_and", "bitwise_or", "bitwise_xor",
+    "invert", "floor_divide",
+]
+_AXIS_REDUCTIONS = {name: _reduction(name) for name in ("any", "all", "count_nonzero")}
+_UNDER_VMAP = {name: _elementwise(name) for name in _ELEMENTWISE}
+_UNDER_VMAP.update(
+    shape=lambda x: shape_of(x), ndim=lambda x: len(shape_of(x)), size=lambda x: int(np.prod(shape_of(x))),
+    argmax=_reduction("argmax", flatten_none=True), argmin=_reduction("argmin", flatten_none=True),
+    argsort=_reduction("argsort", flatten_none=True, default=-1),
+    any=_whole_batch("any"), all=_whole_batch("all"), count_nonzero=_AXIS_REDUCTIONS["count_nonzero"],
+    allclose=lambda *a, **k: np.allclose(*map(strip_all, a), **k),
+    array_equal=lambda *a, **k: np.array_equal(*map(strip_all, a), **k),
+    result_type=lambda *a: np.result_type(*map(strip_all, a)),
+    iscomplexobj=lambda x: np.iscomplexobj(strip_all(x)), isrealobj=lambda x: np.isrealobj(strip_all(x)),
+    argwhere=_refuse("argwhere"), nonzero=_refuse("nonzero"), searchsorted=_refuse("searchsorted"),
+)
 
 _NAMES = [
     "shape", "ndim", "size", "argmax", "argmin", "argsort", "argwhere", "nonzero",
@@ -34,6 +110,7 @@ _NAMES = [
     "logical_and", "logical_or", "logical_not", "logical_xor", "any", "all",
     "zeros_like", "ones_like", "empty_like", "full_like", "floor", "ceil", "round", "rint",
     "searchsorted", "count_nonzero", "result_type", "iscomplexobj", "isrealobj",
+    "bitwise_and", "bitwise_or", "bitwise_xor", "invert", "floor_divide",
 ]
 
-NONDIFF = {name: nondifferentiable(getattr(np, name)) for name in _NAMES}
+NONDIFF = {name: nondifferentiable(getattr(np, name), _UNDER_VMAP.get(name)) for name in _NAMES}

@@ -7,7 +7,8 @@ import math
 
 import numpy as np
 
-from ..extend import defjvp, defvjp, primitive
+from ..extend import defbatch, defjvp, defvjp, primitive
+from ._batch_helpers import elementwise
 from ._broadcast import broadcast_as, unbroadcast
 from ._elementwise import exp, multiply, sign, subtract
 
@@ -16,6 +17,7 @@ _LN2 = math.log(2.0)  # a Python float, so float32 pullbacks stay float32
 fabs = primitive(np.fabs, "fabs")
 defvjp(fabs, lambda g, ans, x: multiply(g, sign(x)))
 defjvp(fabs, lambda t, ans, x: multiply(t, sign(x)))
+defbatch(fabs, elementwise(fabs))
 fabs.__doc__ = """The absolute value of real ``x``, as a float (integers included).
 
 >>> import autodiff
@@ -30,6 +32,7 @@ def _share(x, ans):
 
 
 logaddexp2 = primitive(np.logaddexp2, "logaddexp2")
+defbatch(logaddexp2, elementwise(logaddexp2))
 defvjp(
     logaddexp2,
     lambda g, ans, x, y: unbroadcast(multiply(g, _share(x, ans)), x),

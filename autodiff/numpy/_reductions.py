@@ -3,7 +3,8 @@
 import numpy as np
 
 from .. import _kernels
-from ..extend import Traced, defjvp, deflinear, defvjp, primitive, value_of
+from ..extend import Traced, defbatch, defjvp, deflinear, defvjp, primitive, value_of
+from ._batch_helpers import reduction
 from ._broadcast import broadcast_to, dtype_of, shape_of
 from ._construction import from_nested
 from ._elementwise import divide, multiply
@@ -46,6 +47,7 @@ def _sum(x, axis=None, keepdims=False, dtype=None):
 sum = primitive(_sum, "sum")  # noqa: A001 - mirrors numpy's name
 defvjp(sum, lambda g, ans, x, axis=None, keepdims=False, dtype=None: expand_reduced(g, x, axis, keepdims))
 deflinear(sum)
+defbatch(sum, reduction(sum))
 
 
 def mean(x, axis=None, keepdims=False, dtype=None):
@@ -90,7 +92,9 @@ def _ties_share(ans, x, axis, keepdims):
 
 
 max = amax = _extreme(np.max, "max")  # noqa: A001
+defbatch(max, reduction(max))
 min = amin = _extreme(np.min, "min")  # noqa: A001
+defbatch(min, reduction(min))
 
 
 def _prod(x, axis=None, keepdims=False):
@@ -145,6 +149,7 @@ def _prod_jvp(t, ans, x, axis=None, keepdims=False):
 
 
 defjvp(prod, _prod_jvp)
+defbatch(prod, reduction(prod))
 
 
 def var(x, axis=None, ddof=0, keepdims=False):
@@ -209,6 +214,7 @@ def _cumsum_vjp(g, ans, x, axis=None):
 
 defvjp(cumsum, _cumsum_vjp)
 deflinear(cumsum)
+defbatch(cumsum, reduction(cumsum, flatten_none=True))
 
 
 def _cumprod(x, axis=None):
@@ -245,3 +251,4 @@ def _cumprod_jvp(t, ans, x, axis=None):
 
 
 defjvp(cumprod, _cumprod_jvp)
+defbatch(cumprod, reduction(cumprod, flatten_none=True))

@@ -8,7 +8,8 @@ one-sided value of the piece numpy's forward chose.
 
 import numpy as np
 
-from ..extend import defjvp, defvjp, primitive, value_of
+from ..extend import defbatch, defjvp, defvjp, primitive, value_of
+from ._batch_helpers import elementwise
 from ._broadcast import broadcast_as, unbroadcast
 from ._elementwise import multiply, negative
 
@@ -19,6 +20,7 @@ def _quotient(x, y):
 
 
 remainder = primitive(np.remainder, "remainder")
+defbatch(remainder, elementwise(remainder))
 mod = remainder
 defvjp(
     remainder,

@@ -6,6 +6,7 @@ cotangent goes back to the array it came from.
 
 import numpy as np
 
+from .._traced import value_of as strip_all
 from ..extend import Traced, value_of
 from . import _elementwise
 from ._broadcast import broadcast_to, cast, dtype_of, shape_of
@@ -31,8 +32,8 @@ def where(condition, x=None, y=None):
 
 
 def _plain(v):
-    """What numpy's select converts a choice to: Python scalars stay weakly typed."""
-    v = value_of(v)
+    """What numpy's select converts a choice to: Python scalars stay weakly typed (read for its dtype)."""
+    v = strip_all(v)
     return v if type(v) in (int, float, complex) else np.asarray(v)
 
 
@@ -49,12 +50,12 @@ def select(condlist, choicelist, default=0):
                          f"got {len(condlist)} and {len(choicelist)}")
     if len(condlist) == 0:
         raise ValueError("autodiff.numpy.select: an empty condition list is not possible")
-    conds = [np.asarray(value_of(c)) for c in condlist]
+    conds = [value_of(c) if type(c) is Traced else np.asarray(c) for c in condlist]  # batched under vmap
     for i, c in enumerate(conds):
-        if c.dtype != bool:
-            raise TypeError(f"autodiff.numpy.select: condlist[{i}] must be a boolean array, got dtype {c.dtype}")
+        if dtype_of(c) != np.dtype(bool):
+            raise TypeError(f"autodiff.numpy.select: condlist[{i}] must be a boolean array, got dtype {dtype_of(c)}")
     dtype = np.result_type(*[_plain(v) for v in (*choicelist, default)])
-    shape = np.broadcast_shapes(*[c.shape for c in conds], *[shape_of(v) for v in (*choicelist, default)])
+    shape = np.broadcast_shapes(*[shape_of(c) for c in conds], *[shape_of(v) for v in (*choicelist, default)])
     result = _filled(default, shape, dtype)
     for cond, choice in zip(reversed(conds), reversed(choicelist)):
         result = _elementwise.where(cond, _as(choice, dtype), result)

@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from ..extend import ZeroTangent, defjvp, defjvp_joint, deflinear, defvjp, defvjp_joint, primitive
+from ..extend import ZeroTangent, defbatch, defjvp, defjvp_joint, deflinear, defvjp, defvjp_joint, primitive
+from ._batch_ops import concatenate_rule, pad_rule, reshape_rule, roll_rule, stack_rule, transpose_rule
 from ._broadcast import dtype_of, shape_of
 
 
@@ -15,6 +16,7 @@ def _reshape(x, shape, order="C"):
 reshape = primitive(_reshape, "reshape")
 defvjp(reshape, lambda g, ans, x, shape, order="C": reshape(g, shape_of(x), order=order))
 deflinear(reshape)
+defbatch(reshape, reshape_rule)
 
 
 def _transpose(x, axes=None):
@@ -24,6 +26,7 @@ def _transpose(x, axes=None):
 transpose = primitive(_transpose, "transpose")
 defvjp(transpose, lambda g, ans, x, axes=None: transpose(g, _inverse(axes, len(shape_of(x)))))
 deflinear(transpose)
+defbatch(transpose, transpose_rule)
 
 
 def _inverse(axes, ndim):
@@ -72,6 +75,7 @@ def _stack_vjp(g, ans, *arrays, axis=0):
 
 defvjp_joint(_stack_p, _stack_vjp)
 defjvp_joint(_stack_p, lambda ts, ans, *arrays, axis=0: _stack_p(*_zeros_filled(ts, arrays), axis=axis))
+defbatch(_stack_p, stack_rule)
 
 
 def _zeros_filled(tangents, arrays):
@@ -104,6 +108,7 @@ def _concatenate_vjp(g, ans, *arrays, axis=0):
 
 defvjp_joint(_concatenate_p, _concatenate_vjp)
 defjvp_joint(_concatenate_p, lambda ts, ans, *arrays, axis=0: _concatenate_p(*_zeros_filled(ts, arrays), axis=axis))
+defbatch(_concatenate_p, concatenate_rule)
 
 
 def concatenate(arrays, axis=0):
@@ -178,6 +183,7 @@ def _roll(x, shift, axis=None):
 roll = primitive(_roll, "roll")
 defvjp(roll, lambda g, ans, x, shift, axis=None: roll(g, _negate(shift), axis))
 deflinear(roll)
+defbatch(roll, roll_rule)
 
 
 def _negate(shift):
@@ -225,6 +231,7 @@ def _unpad(g, ans, x, pad_width, constant_values=0):
 
 defvjp(_pad_p, _unpad)
 defjvp(_pad_p, lambda t, ans, x, pad_width, constant_values=0: _pad_p(t, pad_width))  # the fill is a constant
+defbatch(_pad_p, pad_rule)
 
 
 def pad(x, pad_width, mode="constant", constant_values=0):

@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-from ..extend import defjvp, defvjp, primitive
+from ..extend import defbatch, defjvp, defvjp, primitive
+from ._batch_helpers import elementwise
 from ._elementwise import multiply
 
 _TERMS = 30  # series terms: |pi x| < 1 needs about 12 for double precision; more are free
@@ -51,6 +52,7 @@ def _sinc_derivative(x, n=0):
 sinc = primitive(_sinc_derivative, "sinc")
 defvjp(sinc, lambda g, ans, x, n=0: multiply(g, sinc(x, n=n + 1)))
 defjvp(sinc, lambda t, ans, x, n=0: multiply(t, sinc(x, n=n + 1)))
+defbatch(sinc, elementwise(sinc))
 sinc.__doc__ = """The normalised sinc ``sin(pi x) / (pi x)``, 1 at 0, differentiable to any order.
 
 >>> import autodiff

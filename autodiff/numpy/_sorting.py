@@ -8,8 +8,10 @@ numpy's argsort picks decides which input receives which cotangent.
 
 import numpy as np
 
-from ..extend import deflinear, defvjp, primitive, value_of
+from ..extend import defbatch, deflinear, defvjp, primitive, value_of
 from ._arraylike import as_array
+from ._batch_helpers import per_example
+from ._batch_ops import permute_along_rule
 from ._broadcast import shape_of
 from ._shape import ravel
 
@@ -21,6 +23,7 @@ def _permute_along(a, order, axis):
 permute_along = primitive(_permute_along, "permute_along")
 defvjp(permute_along, lambda g, ans, a, order, axis: permute_along(g, np.argsort(order, axis=axis), axis))
 deflinear(permute_along)  # the permutation is a constant
+defbatch(permute_along, permute_along_rule)
 permute_along.__doc__ = """``a`` reordered along ``axis`` by the permutation ``order``; the pullback applies the
 inverse permutation (a gather again, so it nests and never scatter-adds)."""
 
@@ -60,4 +63,4 @@ def partition(a, kth, axis=-1, kind="introselect", order=None):
     """
     _no_order("partition", order)
     a, axis = _flat(a, axis)
-    return permute_along(a, np.argpartition(value_of(a), kth, axis=axis, kind=kind), axis)
+    return permute_along(a, per_example(lambda v, ax: np.argpartition(v, kth, axis=ax, kind=kind), a, axis), axis)

@@ -13,7 +13,9 @@ import math
 import numpy as np
 
 from .._kernels import reduce
-from ..extend import ZeroTangent, defjvp, defvjp, primitive, value_of
+from ..extend import ZeroTangent, defbatch, defjvp, defvjp, primitive, value_of
+from ._batch_helpers import whole
+from ._batch_ops import solve_rule
 from ._broadcast import dtype_of, shape_of, unbroadcast
 from ._complex import conj, imag, real
 from ._construction import from_nested
@@ -120,6 +122,7 @@ def _t(a):
 inv = primitive(np.linalg.inv, "inv")
 defvjp(inv, lambda g, ans, a: negative(matmul(matmul(_t(ans), g), _t(ans))))
 defjvp(inv, lambda t, ans, a: negative(matmul(matmul(ans, t), ans)))  # d(A^-1) = -A^-1 dA A^-1
+defbatch(inv, whole(inv))
 
 solve = primitive(np.linalg.solve, "solve")
 
@@ -164,6 +167,7 @@ def _solve_jvp_a(t, ans, a, b):
 
 
 defjvp(solve, _solve_jvp_a, lambda t, ans, a, b: solve(a, t))
+defbatch(solve, solve_rule)
 
 
 def _expand2(v):
@@ -180,6 +184,7 @@ def _trace_of_solve(a, t):
 
 
 defjvp(det, lambda t, ans, a: multiply(ans, _trace_of_solve(a, t)))  # Jacobi's formula
+defbatch(det, whole(det))
 
 
 def _slogdet(a):
@@ -214,6 +219,7 @@ def _slogdet_jvp(t, ans, a):
 
 
 defjvp(slogdet, _slogdet_jvp)
+defbatch(slogdet, whole(slogdet))
 
 cholesky = primitive(np.linalg.cholesky, "cholesky")
 
@@ -254,3 +260,4 @@ def _cholesky_jvp(t, L, a):
 
 
 defjvp(cholesky, _cholesky_jvp)
+defbatch(cholesky, whole(cholesky))

@@ -7,8 +7,9 @@ result is cast to the floating dtype numpy's rules give the arguments: float32 s
 
 import numpy as np
 
-from ..extend import defjvp, defvjp, primitive
+from ..extend import defbatch, defjvp, defvjp, primitive
 from ..numpy import multiply
+from ..numpy._batch_helpers import elementwise
 from ..numpy._broadcast import broadcast_as, unbroadcast
 from ._real import refuse_complex
 
@@ -35,7 +36,9 @@ def ufunc_primitive(ufunc, name, module="autodiff.scipy.special"):
     fun.__name__ = fun.__qualname__ = name
     fun.__module__ = module
     fun.__doc__ = (ufunc.__doc__ or "").strip().split("\n\n")[0]
-    return primitive(fun, name)
+    prim = primitive(fun, name)
+    defbatch(prim, elementwise(prim))  # a ufunc broadcasts: the batch axis is one more leading axis
+    return prim
 
 
 def defpartials(prim, *partials):

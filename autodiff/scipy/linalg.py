@@ -18,8 +18,9 @@ import warnings
 import numpy as np
 import scipy.linalg as sl
 
-from ..extend import defjvp, defvjp, primitive
+from ..extend import defbatch, defjvp, defvjp, primitive
 from ..numpy import concatenate, linalg, matmul, multiply, negative, reshape, swapaxes
+from ..numpy._batch_helpers import whole
 from ..numpy._broadcast import dtype_of, shape_of
 from ._plain import plain
 from ._real import refuse_complex
@@ -271,6 +272,7 @@ def _real_matrix_function(name, scipy_f):
     prim = primitive(forward, name)
     defvjp(prim, lambda g, ans, a: _frechet(prim, _t(a), g))
     defjvp(prim, lambda t, ans, a: _frechet(prim, a, t))
+    defbatch(prim, whole(prim))  # scipy maps stacks of matrices: the batch is one more leading axis
     return prim
 
 

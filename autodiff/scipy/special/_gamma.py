@@ -7,8 +7,9 @@ Each rule is the next function of the family, so every order is differentiable:
 import numpy as np
 import scipy.special as sc
 
-from ...extend import primitive, value_of
+from ...extend import defbatch, primitive, value_of
 from ...numpy import exp, log, multiply, negative, subtract
+from ...numpy._batch_helpers import elementwise
 from ...numpy._broadcast import dtype_of
 from .._real import refuse_complex
 from .._ufuncs import defpartials, ufunc_primitive
@@ -51,6 +52,7 @@ def _polygamma(n, x):
 
 _polygamma_p = primitive(_polygamma, "polygamma")
 defpartials(_polygamma_p, None, lambda ans, n, x: polygamma(n + 1, x))
+defbatch(_polygamma_p, elementwise(_polygamma_p))
 
 
 def polygamma(n, x):

@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 
+from ..._traced import value_of as strip_all
 from ...numpy import add, diag, diagonal, exp, linalg, log, log1p, multiply, reshape, square, subtract, sum
 from ...numpy._broadcast import dtype_of, shape_of
 from .._doctests import doctests_of
@@ -21,7 +22,7 @@ _LOG_2PI, _LOG_PI = math.log(2.0 * math.pi), math.log(math.pi)
 
 
 def _check_positive_definite(name, cov):
-    c = np.asarray(plain(cov), dtype=np.float64)
+    c = np.asarray(strip_all(cov), dtype=np.float64)  # under vmap: every example's matrix at once
     w = np.linalg.eigvalsh(c)
     factor = 1e3 if dtype_of(cov) == np.float32 else 1e6
     tol = factor * np.finfo(dtype_of(cov)).eps * np.max(np.abs(w))

@@ -1,0 +1,137 @@
+"""Batching: a third kind of level, beside tapes (reverse mode) and pushforwards (forward mode).
+
+A ``vmap`` opens a :class:`Batch` one level above the innermost open level of
+this thread, from the same counter, so it nests with ``grad``, ``jvp`` and
+itself without confusing levels.  A *batched value* is a ``Traced`` whose
+``tape`` is that Batch: its ``value`` (one level down) carries the batch axis
+at position 0, and every view of its shape (``x.shape``, ``shape_of``) drops
+that axis, so code inside ``vmap`` sees one example.  A primitive called with
+a batched value of the highest level runs its batching rule
+(:mod:`autodiff._batch_rules`) on the unwrapped values and wraps the output.
+"""
+
+import numpy as np
+
+from ._batch_rules import batch_rule_of
+from ._traced import Traced, _state, current_level
+
+
+class Batch:
+    """One ``vmap``'s level: what a primitive does when its highest-level argument is batched."""
+
+    __slots__ = ("level", "size", "active", "__weakref__")
+
+    def __init__(self, level, size):
+        self.level, self.size = level, size
+        self.active = True  # false once the vmap returned: a batched value that reaches a primitive has escaped
+
+    def push(self, prim, args, kwargs):
+        """``prim(*args, **kwargs)`` for every example at once: its batching rule on the unwrapped values."""
+        if not self.active:
+            raise escaped(prim.__name__, self)
+        values, bdims = list(args), [None] * len(args)
+        for i, a in enumerate(args):
+            if type(a) is Traced and a.level == self.level:
+                if a.tape is not self:
+                    raise escaped(prim.__name__, a.tape)
+                values[i], bdims[i] = a.value, 0
+        out, bdim = batch_rule_of(prim, self, args, kwargs)(self, values, bdims, kwargs)
+        return out if bdim is None else batched(out, self)
+
+
+class open_batch:
+    """Context manager: open a batching level of ``size`` examples above the innermost open level."""
+
+    __slots__ = ("level", "size")
+
+    def __init__(self, size):
+        self.size = size
+
+    def __enter__(self):
+        self.level = Batch(current_level() + 1, self.size)
+        _state.level = self.level.level
+        return self.level
+
+    def __exit__(self, kind, value, traceback):
+        self.level.active = False
+        _state.level = self.level.level - 1
+        return False
+
+
+def batched(value, level):
+    """The batched value whose examples lie along axis 0 of ``value``, at ``level`` (a :class:`Batch`).
+
+    >>> import numpy as np
+    >>> import autodiff.numpy as anp
+    >>> with open_batch(3) as level:
+    ...     x = batched(np.arange(6.0).reshape(3, 2), level)
+    ...     y = anp.sum(x * 2.0)  # one example's sum, for every example
+    ...     x.shape, y.shape
+    ((2,), ())
+    >>> y.value
+    array([ 2., 10., 18.])
+    """
+    return Traced(value, level, None, level.level)
+
+
+def is_batched(x):
+    """Is ``x`` a batched value (of any open ``vmap``)?"""
+    return type(x) is Traced and type(x.tape) is Batch
+
+
+def batch_depth(x):
+    """How many batch axes lead the innermost value of ``x`` (one per Batch level on its chain)."""
+    n = 0
+    while type(x) is Traced:
+        if type(x.tape) is Batch:
+            n += 1
+        x = x.value
+    return n
+
+
+def keep_batches(x):
+    """``x`` with every differentiation level stripped but its batch levels kept.
+
+    Rules read values (masks, shapes) without their derivatives; under a
+    ``vmap`` those values still differ per example, so they stay batched.
+    """
+    if type(x) is not Traced:
+        return x
+    levels = []
+    while type(x) is Traced:
+        if type(x.tape) is Batch:
+            levels.append(x.tape)
+        x = x.value
+    for level in reversed(levels):
+        x = batched(x, level)
+    return x
+
+
+def escaped(name, level):
+    """The error for a batched value used after its ``vmap`` returned."""
+    return RuntimeError(
+        f"vmap: {name} got a batched value from a vmap (level {level.level}) that has already returned. "
+        "A value batched inside vmap escaped it, e.g. through a global, a closure or a list kept "
+        "outside; return it from the vmapped function instead (out_axes says where its batch axis goes)"
+    )
+
+
+def example_shape(x):
+    """The shape of one example of ``x``: its innermost value's, without the batch axes leading it."""
+    depth = batch_depth(x)
+    while type(x) is Traced:
+        x = x.value
+    shape = x.shape if type(x) is np.ndarray else np.shape(x)
+    return shape[depth:] if depth else shape
+
+
+def like_batches_of(x, value):
+    """``value`` (whose leading axes are the batch axes of ``x``, outer first) batched as ``x`` is."""
+    levels = []
+    while type(x) is Traced:
+        if type(x.tape) is Batch:
+            levels.append(x.tape)
+        x = x.value
+    for level in reversed(levels):
+        value = batched(value, level)
+    return value

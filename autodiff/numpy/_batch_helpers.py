@@ -1,0 +1,184 @@
+"""Shared batching rules: each op file registers one of these (``defbatch(prim, rule)``) under its rules.
+
+A rule gets the arguments with its level unwrapped and their batch dims
+(``0``: the batch axis leads; ``None``: shared by every example) and returns
+``(output, 0)`` with the batch axis leading.  The rules call primitives, so a
+``grad`` or ``jvp`` around the ``vmap`` records or pushes as usual; shapes are
+read with ``shape_of``, which already hides every *other* ``vmap``'s axis.
+"""
+
+import inspect
+
+import numpy as np
+
+from ..extend import Traced
+
+
+def shape_of(x):
+    from ._broadcast import shape_of  # at call time: _broadcast registers rules made here
+
+    return shape_of(x)
+
+
+def example_shape(a, bdim):
+    """The shape of one example of ``a`` (its batch axis dropped)."""
+    shape = shape_of(a)
+    return shape if bdim is None else shape[1:]
+
+
+def _rank(a, bdim):
+    if isinstance(a, (np.ndarray, np.generic, Traced)):
+        return len(example_shape(a, bdim))
+    return 0  # a Python number, a dtype, None: a scalar
+
+
+def align(a, rank):
+    """Batched ``a`` with size-1 axes after its batch axis, so its example has ``rank`` axes (numpy's
+    broadcasting lines up the rest from the right)."""
+    from ._shape import reshape
+
+    shape = shape_of(a)
+    missing = rank - (len(shape) - 1)
+    return a if missing <= 0 else reshape(a, shape[:1] + (1,) * missing + shape[1:])
+
+
+def elementwise(prim):
+    """The rule of a broadcasting elementwise op: batched arguments aligned to the widest example, then
+    ``prim`` on them, whose broadcasting does the rest."""
+
+    def rule(level, args, bdims, kwargs):
+        rank = max(_rank(a, b) for a, b in zip(args, bdims))
+        moved = [a if b is None else align(a, rank) for a, b in zip(args, bdims)]
+        return prim(*moved, **kwargs), 0
+
+    return rule
+
+
+def first_only(prim, rule):
+    """``rule`` for ops whose later arguments are static (shapes, axes): a batched later one runs the loop;
+    an unbatched first one (only a later one batched) too."""
+
+    def checked(level, args, bdims, kwargs):
+        if bdims[0] is None or any(b is not None for b in bdims[1:]):
+            from .._batch_rules import loop
+
+            return loop(prim, level, args, bdims, kwargs)
+        return rule(level, args, bdims, kwargs)
+
+    return checked
+
+
+def shift(axis, ndim):
+    """An example's ``axis`` (an int, a tuple, or ``None`` for all) as axes of the batched value."""
+    if axis is None:
+        return tuple(range(1, ndim + 1))
+    if isinstance(axis, (tuple, list)):
+        return tuple(int(a) % ndim + 1 for a in axis)
+    return int(axis) % max(ndim, 1) + 1
+
+
+def _bound(prim, args, kwargs):
+    """The call's arguments by name (``sum(x, 0)`` and ``sum(x, axis=0)`` alike)."""
+    signature = inspect.signature(prim.fun)
+    bound = signature.bind(*args, **kwargs)
+    bound.apply_defaults()
+    named = {}
+    for name, value in bound.arguments.items():
+        if signature.parameters[name].kind is inspect.Parameter.VAR_KEYWORD:
+            named.update(value)
+        else:
+            named[name] = value
+    return named
+
+
+def reduction(prim, flatten_none=False):
+    """The rule of a reduction of its first argument along ``axis`` (``keepdims`` kept as given).
+
+    ``axis=None`` means every axis of one example, or, with ``flatten_none`` (``cumsum``, ``argsort``),
+    the flattened example.
+    """
+
+    def rule(level, args, bdims, kwargs):
+        from ._shape import reshape
+
+        named = _bound(prim, args, kwargs)
+        names = list(named)
+        x = named.pop(names[0])
+        ndim = len(example_shape(x, 0))
+        if named.get("axis") is None and flatten_none:
+            x, named["axis"] = reshape(x, (level.size, -1)), 1
+        else:
+            named["axis"] = shift(named.get("axis"), ndim)
+        return prim(x, **named), 0
+
+    return first_only(prim, rule)
+
+
+def along(prim, default=-1):
+    """The rule of an op along one ``axis`` of its first argument (softmax): the axis shifted past the batch."""
+
+    def rule(level, args, bdims, kwargs):
+        named = _bound(prim, args, kwargs)
+        names = list(named)
+        x = named.pop(names[0])
+        named["axis"] = shift(named.get("axis", default), len(example_shape(x, 0)))
+        return prim(x, **named), 0
+
+    return first_only(prim, rule)
+
+
+def whole(prim):
+    """The rule of an op that maps stacks of matrices (or of anything) over leading axes: the batch axis
+    is one more leading axis.  For ops of one batched argument (``inv``, ``eigh``, ``svd``)."""
+
+    def rule(level, args, bdims, kwargs):
+        return prim(*args, **kwargs), 0
+
+    return first_only(prim, rule)
+
+
+def loop_rule(prim):
+    """The loop over the batch, registered on purpose (ops that cannot batch: ragged outputs)."""
+    from .._batch_rules import loop
+
+    return lambda level, args, bdims, kwargs: loop(prim, level, args, bdims, kwargs)
+
+
+def fold_leading(prim, shape_at=None):
+    """The rule of an op that maps its first argument's leading axis (images in a batch: ``conv2d``, ``im2col``):
+    the vmap's batch folds into that axis and unfolds from the output's.  ``shape_at`` names an argument giving
+    the output's full shape (``col2im``), whose leading size grows by the batch."""
+
+    def rule(level, args, bdims, kwargs):
+        from ._shape import reshape
+
+        args = list(args)
+        shape = shape_of(args[0])
+        args[0] = reshape(args[0], (shape[0] * shape[1],) + shape[2:])
+        if shape_at is not None:
+            full = tuple(args[shape_at])
+            args[shape_at] = (level.size * full[0],) + full[1:]
+        out = prim(*args, **kwargs)
+        shape = shape_of(out)
+        return reshape(out, (level.size, shape[0] // level.size) + shape[1:]), 0
+
+    return first_only(prim, rule)
+
+
+def per_example(fn, x, axis=None):
+    """``fn(plain x)`` for a value read without its derivatives (a mask, a permutation), per example under
+    ``vmap``: every level stripped, ``fn`` run on the whole batch (``axis``, one example's axis, shifted past
+    the batch axes), and the result batched again.  ``fn(v)`` or ``fn(v, axis)``.
+
+    >>> import numpy as np
+    >>> per_example(np.argsort, np.array([3.0, 1.0, 2.0]), -1)
+    array([1, 2, 0])
+    """
+    from .._batching import batch_depth, like_batches_of
+    from .._traced import value_of as strip_all
+
+    depth = batch_depth(x)
+    v = strip_all(x)
+    if axis is None:
+        return like_batches_of(x, fn(v)) if depth else fn(v)
+    return like_batches_of(x, fn(v, int(axis) % (np.ndim(v) - depth) + depth)) if depth else fn(v, axis)
