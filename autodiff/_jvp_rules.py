@@ -14,8 +14,8 @@ from functools import partial
 
 from ._arguments import zeros_like_primal
 from ._backward import backward
-from ._primitive import _rules
-from ._tangents import ZERO, Thunk, ZeroTangent, add_tangents
+from ._primitive import _forwards, _rules, pull
+from ._tangents import ZERO, Thunk, ZeroTangent, add_tangents, unthunk
 from ._traced import Traced, _state, new_input, open_tape, release, value_of
 
 _jvp_rules = {}
@@ -91,12 +91,11 @@ def linearised(prim, tangents, argnums, ans, args, kwargs):
     The pullback is traced once at ``u = 0`` on a tape of its own (above every
     level in play), and the tangents are pulled back through that tape.
     """
-    pullback = _rules[prim]
     tracer, _state.tracer = _state.__dict__.get("tracer"), None  # autodiff.trace shows the push, not this tape
     try:
         with open_tape() as tape:
             u = _cotangent_inputs(tape, ans)
-            cts = _pull(pullback, u, argnums, ans, args, kwargs)
+            cts = _pull(prim, u, argnums, ans, args, kwargs)
     finally:
         _state.tracer = tracer
     try:
@@ -119,13 +118,14 @@ def _cotangent_inputs(tape, ans):
     return new_input(tape, zeros_like_primal(value))
 
 
-def _pull(pullback, u, argnums, ans, args, kwargs):
-    """The cotangents of the arguments at ``argnums``, thunks evaluated while the tape is open."""
-    if type(pullback) is tuple:
-        cts = [pullback[i](u, ans, *args, **kwargs) for i in argnums]
-    else:
-        cts = pullback(u, argnums, ans, args, kwargs)
-    return [c() if type(c) is Thunk else c for c in cts]
+def _pull(prim, u, argnums, ans, args, kwargs):
+    """The cotangents of the arguments at ``argnums``, thunks evaluated while the tape is open.
+
+    A primitive whose forward hands residuals to its pullback runs that forward again for them.
+    """
+    forward = _forwards.get(prim)
+    residuals = forward(*args, **kwargs)[1] if forward is not None else None
+    return [unthunk(c) for c in pull(prim, u, argnums, ans, args, kwargs, residuals)]
 
 
 def _seed(seeds, tape, c, t):

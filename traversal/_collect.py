@@ -9,7 +9,8 @@ from itertools import repeat
 
 import numpy as np
 
-from autodiff.extend import Traced, ZeroTangent, fields_getter, node_of, registry_version, value_of
+from autodiff._for_traversal import fields_getter, node_of, registry_version
+from autodiff.extend import Traced, ZeroTangent, value_of
 
 from . import _readers
 from ._trainable import is_customised, isnumeric, trainable, trainable_version, trainables
