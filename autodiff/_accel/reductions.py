@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from .. import _buffers, _kernels, _parallel
+from .._traced import _state
 from ..extend import (
     Thunk,
     Traced,
@@ -88,7 +89,7 @@ class Reduction:
             values = _parallel.sum_pieces(_kernels.runner(self.fused_kernel), [x.ravel() for x in xs],
                                           [out.reshape(-1) for out in outs])
             return _sum(xs, values, init), outs
-        pairs = _parallel.map_arrays(self.fused, xs)
+        pairs = _parallel.map_arrays(self.fused, xs)  # the norm: two passes per array, arrays shared
         return _sum(xs, [v for v, _ in pairs], init), [u for _, u in pairs]
 
 
@@ -126,21 +127,25 @@ _TABLE = {
 }
 
 
-def _scaled(c, r):
-    """``c * r``: the value and the gradients at g = 1 scaled by the plain number ``c``."""
+class _Scaled:
+    """``c * r`` for a plain number ``c``: the inner reduction's totals and gradients at g = 1, scaled."""
 
-    def scale_units(got):
-        return None if got is None else (got[0] * c, got[1], [np.multiply(u, u.dtype.type(c), out=u) for u in got[2]])
+    __slots__ = ("c", "r", "f", "name")
 
-    def fused(x):
-        value, unit = r.fused(x)
-        return value * c, np.multiply(unit, unit.dtype.type(c), out=unit)
+    def __init__(self, c, r):
+        self.c, self.r, self.f, self.name = c, r, _named.scaled(c, r.f), f"{c}*{r.name}"
 
-    return Reduction(
-        f"{c}*{r.name}", _named.scaled(c, r.f), r.kernel, lambda v: (v if r.finish is None else r.finish(v)) * c,
-        fused if r.fused is not None else None,
-        fused_total=(lambda xs: scale_units(r.fused_total(xs))) if r.fused_total is not None else None,
-    )
+    def __repr__(self):
+        return f"<{self.name}>"
+
+    def total(self, xs, init):
+        return init + self.r.total(xs, 0.0) * self.c
+
+    def total_and_unit_grads(self, xs, init):
+        value, units = self.r.total_and_unit_grads(xs, 0.0)
+        if units is not None:
+            units = [np.multiply(u, u.dtype.type(self.c), out=u) for u in units]
+        return init + value * self.c, units
 
 
 def lookup(f):
@@ -150,7 +155,7 @@ def lookup(f):
     if type(f) is _named.Scaled:
         inner = lookup(f.f)
         plain = isinstance(f.c, (int, float, np.number))  # a traced scale takes the reference path
-        return _scaled(float(f.c), inner) if inner is not None and plain else None
+        return _Scaled(float(f.c), inner) if inner is not None and plain else None
     return next((r for k, r in _TABLE.items() if f is k), None)
 
 
@@ -212,12 +217,19 @@ def _vjp(f, g, x):
 
 
 def _jvp(tangents, ans, r, init, *xs):
-    """Σ of each reduction pushed forward along its array's tangent (its own JVP rule: Re Σ c·t)."""
-    out = tangents[1]
-    for x, t in zip(xs, tangents[2:]):
-        if type(t) is not ZeroTangent:
-            out = add_tangents(out, jvp_via_ad(r.f, (x,), (t,))[1])
-    return out
+    """Σ of each reduction pushed forward along its array's tangent (its own JVP rule: Re Σ c·t).
+
+    ``autodiff.trace`` shows this as the one row of ``total``, not the pushes inside it.
+    """
+    tracer, _state.tracer = _state.__dict__.get("tracer"), None
+    try:
+        out = tangents[1]
+        for x, t in zip(xs, tangents[2:]):
+            if type(t) is not ZeroTangent:
+                out = add_tangents(out, jvp_via_ad(r.f, (x,), (t,))[1])
+        return out
+    finally:
+        _state.tracer = tracer
 
 
 _known_total = primitive(_value, "total")
