@@ -32,7 +32,7 @@ from autodiff.extend import (
     vjp_via_ad,
 )
 
-from ._collect import parameter_pairs, parameters
+from . import _collect
 from ._holders import holds_traced
 from ._total_checks import apply, check_shape, predicate
 
@@ -78,8 +78,8 @@ def total(f, model, grads=None, *, init=0.0, only=None):
 def _arguments(f, model, grads, match):
     """The flat arguments of ``f`` (parameters, or (x, dx) pairs, or a known reduction's dx alone)."""
     if grads is None:
-        return parameters(model, match), 1
-    pairs = parameter_pairs(model, grads, match)
+        return _collect.parameters(model, match), 1
+    pairs = _collect.parameter_pairs(model, grads, match)
     if is_known(f):
         return [dx for _, dx in pairs], 1
     return [v for pair in pairs for v in pair], 2

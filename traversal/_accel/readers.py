@@ -12,7 +12,7 @@ import numpy as np
 from autodiff._for_traversal import LayoutCache, registry_version
 from autodiff.extend import Traced
 
-from ._trainable import trainable, trainable_version
+from .._trainable import trainable, trainable_version
 
 _readers = LayoutCache(version=lambda: (trainable_version(), registry_version()))  # never stale: see the version
 
