@@ -12,7 +12,8 @@ under ``AUTODIFF_REFERENCE=1``.
 
 >>> import numpy as np
 >>> import autodiff.numpy as anp
->>> float(known_total(anp.sumsq, [np.array([3.0]), np.array([4.0])], 0.0)) == (25.0 if not REFERENCE else 1)
+>>> got = known_total(anp.sumsq, [np.array([3.0]), np.array([4.0])], 0.0)
+>>> got is None if REFERENCE else float(got) == 25.0
 True
 """
 
