@@ -22,17 +22,21 @@ def backward(tape, seeds, free=False):
         cts[index] = add_tangents(cts[index], ct)
     for i in range(max(seeds, default=-1), -1, -1):
         entry = entries[i]
-        if cts[i] is None or entry[0] is None:  # nothing reached it, or an input: it keeps its cotangent
-            continue
-        g, cts[i] = unthunk(cts[i]), None
-        prim, parents, argnums, ans, args, kwargs = entry
-        residuals = _take(tape, i, free)
-        parent_cts = None if type(g) is ZeroTangent else pull(prim, g, argnums, ans, args, kwargs, residuals)
-        for observe in observers:
-            observe(tape, i, entry, g, parent_cts)
-        for p, c in zip(parents, parent_cts or [ZERO] * len(parents)):
-            cts[p] = add_tangents(cts[p], c)
+        if cts[i] is not None and entry[0] is not None:  # something reached it, and it is no input
+            step(tape, i, entry, cts, free)
     return cts
+
+
+def step(tape, i, entry, cts, free):
+    """Pull entry ``i``'s cotangent back through its rule and add the results to its parents' cotangents."""
+    g, cts[i] = unthunk(cts[i]), None
+    prim, parents, argnums, ans, args, kwargs = entry
+    residuals = _take(tape, i, free)
+    parent_cts = None if type(g) is ZeroTangent else pull(prim, g, argnums, ans, args, kwargs, residuals)
+    for observe in observers:
+        observe(tape, i, entry, g, parent_cts)
+    for p, c in zip(parents, parent_cts or [ZERO] * len(parents)):  # a zero passes on as a zero
+        cts[p] = add_tangents(cts[p], c)
 
 
 def _take(tape, i, free):
@@ -41,3 +45,6 @@ def _take(tape, i, free):
         return tape.residuals.get(i)
     tape.entries[i] = None
     return tape.residuals.pop(i, None)
+
+
+run = backward  # the hook the engine calls; autodiff._accel.backward puts its unrolled twin here

@@ -12,8 +12,8 @@ only a pullback is pushed forward by :func:`linearised`: its pullback
 
 from functools import partial
 
+from . import _backward
 from ._arguments import zeros_like_primal
-from ._backward import backward
 from ._primitive import _forwards, _rules, pull
 from ._tangents import ZERO, Thunk, ZeroTangent, add_tangents, unthunk
 from ._traced import Traced, _state, new_input, open_tape, release, value_of
@@ -102,7 +102,7 @@ def linearised(prim, tangents, argnums, ans, args, kwargs):
         seeds = {}
         for c, t in zip(cts, tangents):
             _seed(seeds, tape, c, t)
-        got = backward(tape, seeds) if seeds else [None] * len(tape.entries)
+        got = _backward.run(tape, seeds) if seeds else [None] * len(tape.entries)
         if type(u) is tuple:
             return tuple(_settle(got[x.index]) for x in u)
         return _settle(got[u.index])

@@ -34,7 +34,7 @@ def _same_tree(a, b, rtol=1e-12):
 
 
 def test_the_switch_installs_exactly_when_not_reference():
-    assert (_primitive.record is accel_record.record_first) != REFERENCE
+    assert (_primitive.record is accel_record.record_fast) != REFERENCE
     assert (_collect.parameters is accel_collect.parameters) != REFERENCE
     assert (_named.sumsq.fun is _named._sumsq) == REFERENCE
     assert (accel_reductions.lookup(autodiff.sumsq) is None) == REFERENCE
@@ -53,7 +53,7 @@ def test_recording_with_and_without_the_unrolled_case(monkeypatch, recorder):
     x = np.array([0.3, -1.2, 0.7])
     monkeypatch.setattr(_primitive, "record", _primitive._record)
     want = (_chain(x), grad(_chain)(x), grad(lambda x: anp.sum(grad(_chain)(x) ** 2))(x))
-    monkeypatch.setattr(_primitive, "record", accel_record.record_first if recorder == "accelerated"
+    monkeypatch.setattr(_primitive, "record", accel_record.record_fast if recorder == "accelerated"
                         else _primitive._record)
     got = (_chain(x), grad(_chain)(x), grad(lambda x: anp.sum(grad(_chain)(x) ** 2))(x))
     for a, b in zip(got, want):
@@ -67,7 +67,7 @@ def test_the_unrolled_case_leaves_residual_primitives_to_the_reference():
     calls = []
     twice = primitive(lambda x: 2 * x, "twice_res")
     defvjp_fwd_bwd(twice, lambda x: (calls.append(1) or 2 * x, 2.0), lambda g, two, ans, x: (g * two,))
-    assert grad(lambda x: accel_record.record_first(twice, _tape_of(x), (x,), {}) * 1.0)(3.0) == 2.0
+    assert grad(lambda x: accel_record.record_fast(twice, _tape_of(x), (x,), {}) * 1.0)(3.0) == 2.0
     assert calls == [1]
 
 

@@ -54,12 +54,14 @@ class Reduction:
     ``fused_total(xs) -> (Σ value, dtype, gradients at g = 1)`` runs a list of float32/float64 arrays in
     one loop (``None`` for anything else); a one-pass ``fused_kernel`` gives it by itself and runs
     large models in pieces on two threads; ``fused(x)`` is one array's (value, gradient at g = 1).
+    ``vjp(g, x)`` calls the reduction's own pullback rule (through ``vjp_via_ad`` unless given).
     """
 
-    __slots__ = ("name", "f", "kernel", "finish", "fused", "fused_kernel", "fused_total")
+    __slots__ = ("name", "f", "kernel", "finish", "fused", "fused_kernel", "fused_total", "vjp")
 
-    def __init__(self, name, f, kernel, finish=None, fused=None, fused_kernel=None, fused_total=None):
+    def __init__(self, name, f, kernel, finish=None, fused=None, fused_kernel=None, fused_total=None, vjp=None):
         self.name, self.f, self.kernel, self.finish, self.fused = name, f, kernel, finish, fused
+        self.vjp = vjp if vjp is not None else lambda g, x: vjp_via_ad(f, x)[1](g)[0]
         self.fused_kernel = fused_kernel
         if fused_total is None and fused_kernel is not None:
             fused_total = lambda xs: _kernels.fused_sum_each(fused_kernel, xs, _fused_out)  # noqa: E731
@@ -121,10 +123,14 @@ def _norm_unit_total(xs):
 
 _TABLE = {
     _reductions.sum: Reduction("sum", _reductions.sum, "sum"),
-    _linalg.norm: Reduction("norm", _linalg.norm, "sumsq", math.sqrt, _norm_unit, fused_total=_norm_unit_total),
-    _named.sumsq: Reduction("sumsq", _named.sumsq, "sumsq", fused_kernel="sumsq_double"),
-    _named.abssum: Reduction("abssum", _named.abssum, "abssum", fused_kernel="abssum_sign"),
-    _named.maxabs: Reduction("maxabs", _named.maxabs, None),
+    _linalg.norm: Reduction("norm", _linalg.norm, "sumsq", math.sqrt, _norm_unit, fused_total=_norm_unit_total,
+                            vjp=lambda g, x: _linalg._norm_vjp(g, _linalg.norm(x), x)),
+    _named.sumsq: Reduction("sumsq", _named.sumsq, "sumsq", fused_kernel="sumsq_double",
+                            vjp=lambda g, x: _named._sumsq_vjp(g, None, x)),
+    _named.abssum: Reduction("abssum", _named.abssum, "abssum", fused_kernel="abssum_sign",
+                             vjp=lambda g, x: _named._abssum_vjp(g, None, x)),
+    _named.maxabs: Reduction("maxabs", _named.maxabs, None,
+                             vjp=lambda g, x: _named._maxabs_vjp(g, _named.maxabs(x), x)),
 }
 
 
@@ -135,6 +141,9 @@ class _Scaled:
 
     def __init__(self, c, r):
         self.c, self.r, self.f, self.name = c, r, _named.scaled(c, r.f), f"{c}*{r.name}"
+
+    def vjp(self, g, x):
+        return self.r.vjp(multiply(g, self.c), x)
 
     def __repr__(self):
         return f"<{self.name}>"
@@ -181,8 +190,8 @@ def _value(r, init, *xs):
 
 
 def _forward(r, init, *xs):
-    if not _kernels.all_fast(xs):  # traced at a lower level, or not float32/float64: the reductions themselves
-        return _value(r, init, *xs), None
+    if not _kernels.all_fast(xs):  # traced at a lower level (which records one entry of its own), or not floats
+        return _known_total(r, init, *xs), None
     value, units = r.total_and_unit_grads(list(xs), init)
     return value, (None if units is None else _Once(units))
 
@@ -203,7 +212,7 @@ class _Once:
 def _backward(g, once, ans, r, init, *xs):
     units = once.take() if once is not None else None
     if units is None:  # the reductions' own differentiable rules
-        return [None, g, *(Thunk(lambda x=x: _vjp(r.f, g, x)) for x in xs)]
+        return [None, g, *(Thunk(lambda x=x: _vjp(r, g, x)) for x in xs)]
     if type(g) is Traced:
         return [None, g, *(multiply(cast(g, u.dtype), u) for u in units)]
     if g == 1:
@@ -211,10 +220,9 @@ def _backward(g, once, ans, r, init, *xs):
     return [None, g, *_parallel.map_arrays(lambda u: np.multiply(u, u.dtype.type(g), out=u), units)]
 
 
-def _vjp(f, g, x):
+def _vjp(r, g, x):
     dtype = _named._real_dtype(value_of(x))
-    g = g if np.result_type(value_of(g)) == dtype else cast(g, dtype)
-    return vjp_via_ad(f, x)[1](g)[0]
+    return r.vjp(g if np.result_type(value_of(g)) == dtype else cast(g, dtype), x)
 
 
 def _jvp(tangents, ans, r, init, *xs):
