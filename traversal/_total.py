@@ -1,18 +1,14 @@
 """total(f, model): the differentiable sum of ``f`` over a model's distinct trainable arrays.
 
-Under differentiation ``total`` records **one** tape entry whose parents are
-the distinct parameters (each tied array once), as Optimisers.jl's ``total``
-does with one ``rrule``.  Its forward differentiates ``f`` at each parameter
-with our own engine (``vjp_via_ad``) and hands those pullbacks to the entry's
-pullback as residuals (``defvjp_fwd_bwd``); the pullback returns, per
-parameter, a lazy cotangent ``g * f'(p)``.  The engine zips these back onto
-the model: the first occurrence of a tie gets the total, later occurrences
-and non-trainable fields ``None``.  If ``f`` holds a traced value (a closure,
-a default, a bound ``self``), the single entry could not see it, so ``total``
-takes the generic path (every op recorded), which is right for both.  A known
-reduction (``sumsq``, ``norm`` ...) may take a fused path instead
-(``autodiff._accel.reductions``, off under ``AUTODIFF_REFERENCE=1``), with
-the same numbers.
+Under differentiation ``total`` records **one** tape entry whose parents are the distinct parameters
+(each tied array once), as Optimisers.jl's ``total`` does with one ``rrule``.  Its forward
+differentiates ``f`` at each parameter with our own engine (``vjp_via_ad``) and hands those pullbacks
+to the entry's pullback as residuals (``defvjp_fwd_bwd``), which returns per parameter a lazy
+cotangent ``g * f'(p)``.  The engine zips these back onto the model: a tie's first occurrence gets the
+total, later occurrences and non-trainable fields ``None``.  If ``f`` holds a traced value (a closure,
+a default, a bound ``self``), the one entry could not see it, so ``total`` takes the generic path
+(every op recorded).  A known reduction (``sumsq``, ``norm`` ...) may take a fused path instead
+(``autodiff._accel.reductions``, off under ``AUTODIFF_REFERENCE=1``), with the same numbers.
 """
 
 import numpy as np
