@@ -3,6 +3,9 @@
 import shutil
 import subprocess
 
+from ._listing import input_value
+from ._traced import Traced
+
 _COLOURS = ["lightblue", "lightsalmon", "palegreen", "plum", "khaki", "lightgrey"]
 
 
@@ -42,14 +45,11 @@ def _escape(text):
 
 
 def _links_from_outer(record, k, tape):
-    from ._trace import _input_value
-    from ._traced import Traced
-
     links = []
     for i, entry in enumerate(tape.entries):
         if entry[0] is not None:
             continue
-        value = _input_value(tape, i)
+        value = input_value(tape, i)
         if type(value) is Traced and value.tape in record.tapes:
             outer = record.tapes.index(value.tape)
             links.append(f"  {_node(outer, value.index)} -> {_node(k, i)} [style=dashed];")

@@ -4,14 +4,15 @@ Plain 1-D loops accumulating in float64.  ``fastmath`` is limited to
 reassociation and contraction, so loops vectorise while NaN and Inf still
 propagate.  Inputs are normalised in Python to contiguous 1-D arrays (a view
 when possible), so each kernel has one specialisation per dtype (float32,
-float64).  This module imports nothing from autodiff.
+float64).  This module imports nothing from autodiff but its ``_accel`` switch.
 
 numba is imported at the first kernel call, not at import, and on a background thread: the
 numpy reference runs until the kernel is loaded (see :func:`kernel`).  Compiled code is
 cached next to this file when that folder is writable, and not cached (but
 still compiled) when it is not.  With numba missing, ``NUMBA_DISABLE_JIT`` set,
-``AUTODIFF_KERNELS=numpy``, a dtype other than float32/float64, or a kernel
-that raises, the numpy reference runs instead, also accumulating in float64.
+``AUTODIFF_KERNELS=numpy`` or ``AUTODIFF_REFERENCE=1`` (see :func:`_use_numba`),
+a dtype other than float32/float64, or a kernel that raises, the numpy
+reference runs instead, also accumulating in float64.
 """
 
 import functools
@@ -19,6 +20,8 @@ import os
 import threading
 
 import numpy as np
+
+from . import _accel
 
 _FLAGS = {"reassoc", "contract"}
 
@@ -94,14 +97,33 @@ def _wide(x):
     return x if x.dtype == np.float64 else x.astype(np.float64)
 
 
+_CHUNK = 1 << 15  # values widened at a time: 256 KB of float64, which stays in cache
+
+
+def _wide_chunks(*arrays):
+    """The arrays' values as float64, in matching pieces: each array itself when all are float64, else
+    cache-sized converted pieces (a whole float64 copy costs more memory traffic than the sum it feeds)."""
+    if all(a.dtype == np.float64 for a in arrays):
+        return [arrays]
+    return ([_wide(a[start:start + _CHUNK]) for a in arrays] for start in range(0, arrays[0].size, _CHUNK))
+
+
+def _wide_dot(x, y):
+    return float(sum(np.dot(a, b) for a, b in _wide_chunks(x, y)))
+
+
+def _wide_abssum(x):
+    return float(sum(np.abs(a).sum() for (a,) in _wide_chunks(x)))
+
+
 REFERENCE = {  # the numpy reference of each kernel: tests and benchmarks share this table
     "sum": lambda x: float(np.sum(x, dtype=np.float64)),
-    "sumsq": lambda x: float(np.dot(_wide(x), _wide(x))),
-    "abssum": lambda x: float(np.abs(_wide(x)).sum()),
-    "maxabs": lambda x: float(np.abs(_wide(x)).max()) if x.size else 0.0,
-    "dot": lambda x, y: float(np.dot(_wide(x), _wide(y))),
-    "sumsq_double": lambda x, out: (float(np.dot(_wide(x), _wide(x))), np.multiply(x, 2, out=out))[0],
-    "abssum_sign": lambda x, out: (float(np.abs(_wide(x)).sum()), np.sign(x, out=out))[0],
+    "sumsq": lambda x: _wide_dot(x, x),
+    "abssum": _wide_abssum,
+    "maxabs": lambda x: float(np.abs(x).max()) if x.size else 0.0,  # exact in any float dtype
+    "dot": _wide_dot,
+    "sumsq_double": lambda x, out: (_wide_dot(x, x), np.multiply(x, 2, out=out))[0],
+    "abssum_sign": lambda x, out: (_wide_abssum(x), np.sign(x, out=out))[0],
     "scale_into": lambda x, c, out: (np.multiply(x, x.dtype.type(c), out=out), 0.0)[1],
 }
 _PYTHON = {"sum": _sum, "sumsq": _sumsq, "abssum": _abssum, "maxabs": _maxabs, "dot": _dot,
@@ -112,7 +134,8 @@ _lock = threading.Lock()
 
 
 def _use_numba():
-    if os.environ.get("AUTODIFF_KERNELS", "").lower() == "numpy":
+    """May kernels compile?  Not under ``AUTODIFF_REFERENCE=1``, ``AUTODIFF_KERNELS=numpy`` or ``NUMBA_DISABLE_JIT``."""
+    if _accel.REFERENCE or os.environ.get("AUTODIFF_KERNELS", "").lower() == "numpy":
         return False
     return os.environ.get("NUMBA_DISABLE_JIT", "0") in ("", "0")
 

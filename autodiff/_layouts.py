@@ -13,10 +13,13 @@ This is JAX's treedef cache, in Python.
 
 Structures with a container met twice (a tied layer object, or a cycle), or
 with more than ``MAX_NODES`` nodes, are not compiled; with ``AUTODIFF_LAYOUTS=0``
-in the environment no cache compiles anything (every walk is the generic one).
+or ``AUTODIFF_REFERENCE=1`` in the environment no cache compiles anything (every
+walk is the generic one).  ``ENABLED`` is that switch.
 
 >>> import numpy as np
->>> layout = compile_layout({"w": np.ones(2), "b": [0.5, np.zeros(1)]})
+>>> from autodiff._trees import walk_flatten
+>>> root = {"w": np.ones(2), "b": [0.5, np.zeros(1)]}
+>>> layout = compile_layout(root, treedef=walk_flatten(root)[1])  # the treedef: read returns containers too
 >>> leaves, containers = layout.read({"w": np.ones(3), "b": [1.5, np.zeros(2)]})
 >>> [np.shape(x) for x in leaves], [type(c).__name__ for c in containers]
 ([(3,), (), (2,)], ['list', 'dict'])
@@ -28,11 +31,12 @@ import itertools
 import linecache
 import os
 
+from . import _accel
 from ._containers import node_of, registry_version
 from ._tangents import tangent_of
 
 MAX_NODES = 5000
-ENABLED = os.environ.get("AUTODIFF_LAYOUTS", "1") != "0"
+ENABLED = os.environ.get("AUTODIFF_LAYOUTS", "1") != "0" and not _accel.REFERENCE
 
 
 class LayoutCache:
@@ -60,14 +64,15 @@ class LayoutCache:
             self._seen_version = version
         return self._layouts.get(cls, ())
 
-    def learn(self, root, select=None):
-        """After a generic walk of ``root``: compile its structure if its type was walked before."""
+    def learn(self, root, select=None, treedef=None):
+        """After a generic walk of ``root``: compile its structure if its type was walked before
+        (``select`` and ``treedef`` as for :func:`compile_layout`)."""
         cls = type(root)
         self._walks[cls] = self._walks.get(cls, 0) + 1
         if not ENABLED or self._walks[cls] < 2 or self._compiles.get(cls, 0) >= self.COMPILES_PER_TYPE:
             return
         self._compiles[cls] = self._compiles.get(cls, 0) + 1
-        layout = compile_layout(root, select)
+        layout = compile_layout(root, select, treedef)
         if layout is not None:
             kept = self._layouts.setdefault(cls, [])
             kept.insert(0, layout)
@@ -112,6 +117,7 @@ class Template:
 def _builder(ops, kind):
     """``build(containers, leaves)`` for a post-order template: one line per container."""
     lines, constants, stack, n_leaves, n_containers = [], {}, [], 0, 0
+    container_lines = _BUILD_LINES[kind]
     for op in ops:
         if type(op) is int:
             stack.extend(f"l{n_leaves + j}" for j in range(op))
@@ -120,47 +126,53 @@ def _builder(ops, kind):
         node, keys, n = op
         kids = stack[len(stack) - n:]
         del stack[len(stack) - n:]
-        k = n_containers
+        lines.extend(container_lines(node, keys, kids, n_containers, constants))
+        stack.append(f"r{n_containers}")
         n_containers += 1
-        listed = f"[{', '.join(kids)}]"
-        if kind == "rebuild" and node.copies_dict:  # a dataclass: a new instance, the old __dict__, new fields
-            lines.append(f"cls = type(c[{k}]); r{k} = cls.__new__(cls); state = r{k}.__dict__")
-            lines.append(f"state.update(c[{k}].__dict__)")
-            lines.extend(f"state[{name!r}] = {kid}" for name, kid in zip(node.fields, kids))
-        elif kind == "rebuild":
-            constants[f"F{k}"] = node.rebuild
-            lines.append(f"r{k} = F{k}(c[{k}], {listed})")
-        else:  # a tangent whose children are all None is None itself
-            empty = " and ".join(f"{kid} is None" for kid in kids) or "True"
-            if node.fields is not None:  # a dataclass's Tangent, its fields written out
-                fields = ", ".join(f"{name!r}: {kid}" for name, kid in zip(node.fields, kids))
-                lines.append(f"r{k} = None if {empty} else tangent_of(type(c[{k}]), {{{fields}}})")
-            else:
-                constants[f"F{k}"], constants[f"K{k}"] = node.tangent, keys
-                lines.append(f"r{k} = None if {empty} else F{k}(c[{k}], K{k}, {listed})")
-        stack.append(f"r{k}")
     unpack = [f"{''.join(f'l{j}, ' for j in range(n_leaves))}= l"] if n_leaves else []
     body = "\n".join("    " + line for line in unpack + lines)
     source = f"def build(c, l):\n{body}\n    return {stack[0]}\n"
     return _define(source, kind, dict(constants, tangent_of=tangent_of))["build"]
 
 
-def compile_layout(root, select=None):
+def _rebuild_lines(node, keys, kids, k, constants):
+    """The lines that rebuild container ``k`` as ``r{k}`` from the variables ``kids``."""
+    if node.copies_dict:  # a dataclass: a new instance, the old __dict__, new fields
+        return [f"cls = type(c[{k}]); r{k} = cls.__new__(cls); state = r{k}.__dict__",
+                f"state.update(c[{k}].__dict__)",
+                *(f"state[{name!r}] = {kid}" for name, kid in zip(node.fields, kids))]
+    constants[f"F{k}"] = node.rebuild
+    return [f"r{k} = F{k}(c[{k}], [{', '.join(kids)}])"]
+
+
+def _tangent_lines(node, keys, kids, k, constants):
+    """The line that builds container ``k``'s tangent as ``r{k}``: ``None`` if its children all are."""
+    empty = " and ".join(f"{kid} is None" for kid in kids) or "True"
+    if node.fields is not None:  # a dataclass's Tangent, its fields written out
+        fields = ", ".join(f"{name!r}: {kid}" for name, kid in zip(node.fields, kids))
+        return [f"r{k} = None if {empty} else tangent_of(type(c[{k}]), {{{fields}}})"]
+    constants[f"F{k}"], constants[f"K{k}"] = node.tangent, keys
+    return [f"r{k} = None if {empty} else F{k}(c[{k}], K{k}, [{', '.join(kids)}])"]
+
+
+_BUILD_LINES = {"rebuild": _rebuild_lines, "tangent": _tangent_lines}
+
+
+def compile_layout(root, select=None, treedef=None):
     """A :class:`Layout` for ``root``'s structure, or ``None`` if it has ties, cycles or too many nodes.
 
     ``select(cls)``, if given, may return a function ``pick(x)`` naming the keys of
     ``x`` a walk enters (``traversal``'s ``trainable``); the layout then reads
-    only those children and checks that ``pick(x)`` is unchanged.
+    only those children and checks that ``pick(x)`` is unchanged.  ``treedef``,
+    the ``TreeDef`` that ``_trees.walk_flatten`` made of ``root``, lets the layout
+    rebuild too: its ``template`` and the containers it reads, in that template's order.
     """
-    from ._trees import walk_flatten
-
     plan = _describe(root, select)
     if plan is None:
         return None
     lines, constants, leaves, leaf_types, var_of = plan
     template, containers = None, []
-    if select is None:  # the flatten template, and the containers in its (post-)order
-        treedef = walk_flatten(root)[1]
+    if treedef is not None and select is None:  # the flatten template, and the containers in its (post-)order
         template, containers = Template(treedef.template), [var_of[id(x)] for x in treedef.containers]
     body = "\n".join("    " + line for line in lines)
     source = f"def read(v0):\n{body}\n    return [{', '.join(leaves)}], [{', '.join(containers)}]\n"
@@ -208,31 +220,39 @@ def _describe(root, select):
 
 
 def _expand(x, var, node, k, select):
-    """(the children a walk enters, the lines that check ``var`` and unpack them, their constants)."""
+    """(the children a walk enters, the lines that check ``var`` and unpack them, their constants).
+
+    The unpacking line is a template: ``{kids}`` stands for the children's variables."""
     cls = type(x)
     keys, kids = node.children(x)
     keys, kids = tuple(keys), list(kids)
     consts = {f"C{k}": cls, f"N{k}": node, f"K{k}": keys}
     pick = select(cls) if select is not None else None
-    if pick is not None:
+    if pick is not None:  # only the selected children, and a check that the selection is the same
         consts[f"P{k}"], consts[f"A{k}"] = pick, pick(x)
         chosen = [i for i, key in enumerate(keys) if key in consts[f"A{k}"]]
-        return [kids[i] for i in chosen], [
-            f"if type({var}) is not C{k} or P{k}({var}) != A{k}: return None",
+        kids = [kids[i] for i in chosen]
+        check = _check_children(var, k, f" or P{k}({var}) != A{k}")
+        source = f"({''.join(f'kids[{i}], ' for i in chosen)})"
+    elif cls in _CHECKS:
+        check, source = _CHECKS[cls](var, k, len(kids))
+    elif node.fields is not None:  # a dataclass: its fields are fixed by its type
+        check = [f"if type({var}) is not C{k}: return None"]
+        source = f"({''.join(f'{var}.{name}, ' for name in node.fields)})"
+    else:
+        check, source = _check_children(var, k), "kids"
+    return kids, check + ([f"{{kids}} = {source}"] if kids else []), consts
+
+
+def _check_children(var, k, also=""):
+    """Check ``var``'s type (and ``also``), then read its children through its node and check their keys."""
+    return [f"if type({var}) is not C{k}{also}: return None",
             f"keys, kids = N{k}.children({var})",
-            f"if tuple(keys) != K{k}: return None",
-            *([f"{{kids}} = ({''.join(f'kids[{i}], ' for i in chosen)})"] if chosen else []),
-        ], consts
-    if cls is list or cls is tuple:
-        return kids, [f"if type({var}) is not C{k} or len({var}) != {len(kids)}: return None",
-                      *([f"{{kids}} = {var}"] if kids else [])], consts
-    if cls is dict:
-        return kids, [f"if type({var}) is not dict or tuple({var}) != K{k}: return None",
-                      *([f"{{kids}} = {var}.values()"] if kids else [])], consts
-    if node.fields is not None:  # a dataclass: its fields are fixed by its type
-        return kids, [f"if type({var}) is not C{k}: return None",
-                      *([f"{{kids}} = ({''.join(f'{var}.{name}, ' for name in node.fields)})"] if kids else [])], consts
-    return kids, [f"if type({var}) is not C{k}: return None",
-                  f"keys, kids = N{k}.children({var})",
-                  f"if tuple(keys) != K{k}: return None",
-                  *(["{kids} = kids"] if kids else [])], consts
+            f"if tuple(keys) != K{k}: return None"]
+
+
+_CHECKS = {  # (lines checking a list, tuple or dict, what its children are read from)
+    list: lambda var, k, n: ([f"if type({var}) is not C{k} or len({var}) != {n}: return None"], var),
+    tuple: lambda var, k, n: ([f"if type({var}) is not C{k} or len({var}) != {n}: return None"], var),
+    dict: lambda var, k, n: ([f"if type({var}) is not dict or tuple({var}) != K{k}: return None"], f"{var}.values()"),
+}

@@ -214,22 +214,30 @@ def add_tangents(a, b):
     >>> add_tangents((1.0, ZeroTangent()), (2.0, 3.0))
     (3.0, 3.0)
     """
-    if a is None or type(a) is ZeroTangent or type(a) is NoTangent:
-        return b if b is not None else a
-    if b is None or type(b) is ZeroTangent or type(b) is NoTangent:
+    if type(a) in _NOTHING:
+        return a if b is None else b
+    if type(b) in _NOTHING:
         return a
     if type(a) is Thunk or type(b) is Thunk:  # a thunk may turn out to be a zero: decide again
         return add_tangents(unthunk(a), unthunk(b))
-    kind = type(a)
-    if kind is tuple or kind is list:
-        return kind(add_tangents(x, y) for x, y in zip(a, b))
-    if kind is dict:
-        return _add_fields(a, b)
-    if kind is Tangent:
-        return Tangent(a.primal_type, _add_fields(a.fields, b.fields))
-    return a + b
+    add = _ADD_STRUCTURE.get(type(a))
+    return a + b if add is None else add(a, b)
+
+
+_NOTHING = frozenset((type(None), ZeroTangent, NoTangent))  # the types of cotangents that add nothing
+
+
+def _add_sequences(a, b):
+    return type(a)(add_tangents(x, y) for x, y in zip(a, b))
 
 
 def _add_fields(a, b):
     keys = list(a) + [k for k in b if k not in a]
     return {k: add_tangents(a.get(k), b.get(k)) for k in keys}
+
+
+def _add_structs(a, b):
+    return Tangent(a.primal_type, _add_fields(a.fields, b.fields))
+
+
+_ADD_STRUCTURE = {tuple: _add_sequences, list: _add_sequences, dict: _add_fields, Tangent: _add_structs}

@@ -15,15 +15,14 @@ import numpy as np
 
 from . import _backward, _forward
 from ._arguments import is_differentiable
+from ._dot import render, to_dot
 from ._higher import jvp
-from ._listing import describe, input_value, pushforward_listing, tape_listing
+from ._listing import describe, pushforward_listing, tape_listing
 from ._provenance import annotate, pushforward_graph, pushforward_rows, seeded_rows, tape_graph
 from ._tangents import Thunk, ZeroTangent
 from ._traced import Traced, _state, value_of
 from ._transforms import vjp
-from ._trees import dotted, leaves
-
-_input_value = input_value  # autodiff._dot reads an inner tape's input through this name
+from ._trees import dotted, leaves, rebuild_node, transform
 
 
 def trace(f, *args, tangents=None, cotangent=None):
@@ -91,8 +90,6 @@ def _argument_names(f, n):
 
 
 def _ones_like(out):
-    from ._trees import rebuild_node, transform
-
     def leaf_fn(path, leaf):
         v = leaf.value if type(leaf) is Traced else leaf
         if np.ndim(v):
@@ -194,14 +191,10 @@ class Trace:
 
     def to_dot(self):
         """DOT text: one cluster per tape, nodes coloured by level, a tie is one node with several uses."""
-        from ._dot import to_dot
-
         return to_dot(self)
 
     def render(self, path, format=None):
         """Write SVG or PNG (by ``path``'s suffix) with Graphviz's ``dot`` (apt-get install graphviz)."""
-        from ._dot import render
-
         return render(self, path, format)
 
     def thunks(self):

@@ -152,7 +152,7 @@ def flatten(root, path=()):
         if got is not None and layout.leaf_types.issuperset(map(type, got[0])):
             return got[0], TreeDef(layout.template, got[1])
     flat = walk_flatten(root, path)
-    _layouts.learn(root)
+    _layouts.learn(root, treedef=flat[1])
     return flat
 
 

@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 
-from . import MODULES, _noise, chart, report
+from . import MODULES, _noise, chart, kernels, report
 from ._row import Row
 from ._stats import summary
 from ._timing import Context, Mismatch, try_torch
@@ -82,8 +82,6 @@ def run_suites(ctx, chosen):
 
 def contention(ctx):
     """The kernel suites again with one core kept busy by a helper process: slowdown against quiet."""
-    from . import kernels
-
     chosen = [kernels.global_norm, kernels.l2_value_and_gradient]
     quiet = {r.suite: r.ours for r in run_suites(ctx, chosen)[0]}
     helper = subprocess.Popen([sys.executable, "-c", "while True: pass"])

@@ -68,7 +68,7 @@ def _memory(workload, framework, batch, out):
     import numpy as np
 
     from ._timing import as_array
-    from .memory import WORKLOADS
+    from ._workloads import WORKLOADS
 
     torch = None
     if framework != "ours":

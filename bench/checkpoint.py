@@ -1,5 +1,5 @@
 """Checkpoints of ResNet-18 (1000 classes, 47 MB): traversal.save/load beside torch.save/torch.load
-(weights_only=True) of the same state dict.  Run alone: ``python -m bench.checkpoint``."""
+(weights_only=True) of the same state dict.  Run alone: ``python -m bench --only checkpoint``."""
 
 import os
 import tempfile
@@ -38,8 +38,3 @@ def _torch_side(ctx, rows, lanes, model, path):
 
 
 SUITES = [save_and_load]
-
-if __name__ == "__main__":
-    from .__main__ import main
-
-    main(["--only", "checkpoint"])

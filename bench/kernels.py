@@ -1,6 +1,6 @@
 """The model-wide reductions on a ResNet-18-shaped parameter set (62 float32 arrays, 11.7M values), beside
 torch: the global norm, the L2 penalty's value and gradient, and the effective memory bandwidth.
-Run alone: ``python -m bench.kernels``."""
+Run alone: ``python -m bench --only kernels``."""
 
 import contextlib
 import functools
@@ -134,8 +134,3 @@ def kernel_vs_reference(ctx):
 
 
 SUITES = [global_norm, l2_value_and_gradient, bandwidth, after_matmul, kernel_vs_reference]
-
-if __name__ == "__main__":
-    from .__main__ import main
-
-    main(["--only", "kernels"])

@@ -1,7 +1,7 @@
 """Peak extra memory of a step, ours beside torch's, each framework in its own fresh process (how it is
 measured: ``bench/_fresh.py``): the MLP 784-512-512-10 training step, one HVP of it, the gradient-norm
 penalty step, and the ResNet-18 training step (batch 8; 32 with ``--full``).  Each process saves its
-result, and ours and torch's must agree before a figure is reported.  Run alone: ``python -m bench.memory``.
+result, and ours and torch's must agree before a figure is reported.  Run alone: ``python -m bench --only memory``.
 """
 
 import os
@@ -9,17 +9,9 @@ import tempfile
 
 import numpy as np
 
-from . import _fresh, mlp, resnet
+from . import _fresh
 from ._row import Row
 from ._stats import summary
-
-# workload → its lanes ({"ours": step, "torch": step, ...}), built from (torch or None, batch)
-WORKLOADS = {
-    "mlp_step": lambda torch, batch: mlp.step_workload(torch),
-    "mlp_hvp": lambda torch, batch: mlp.hvp_workload(torch),
-    "penalty": lambda torch, batch: mlp.penalty_workload(torch),
-    "resnet_step": resnet.step_workload,
-}
 
 
 def measure(workload, frameworks, batch, folder):
@@ -86,8 +78,3 @@ def resnet_step(ctx):
 
 
 SUITES = [mlp_step, mlp_hvp, penalty, resnet_step]
-
-if __name__ == "__main__":
-    from .__main__ import main
-
-    main(["--only", "memory"])

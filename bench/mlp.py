@@ -9,7 +9,7 @@
 
 Its peak memory, in fresh processes, is in ``bench/memory.py``.
 
-Results are checked against torch before anything is timed.  Run: ``python -m bench.mlp``.
+Results are checked against torch before anything is timed.  Run: ``python -m bench --only mlp``.
 """
 
 import numpy as np
@@ -243,8 +243,3 @@ def penalty(ctx):
 
 
 SUITES = [step_suite, big_hvp, penalty, small_hvp, big_jvp]
-
-if __name__ == "__main__":
-    from .__main__ import main
-
-    main(["--only", "mlp"])

@@ -1,5 +1,5 @@
 """Per-op overhead: a chain of 100 elementwise ops on a 10-element float64 array, forward + backward,
-beside torch and the plain-numpy forward.  Run alone: ``python -m bench.overhead``."""
+beside torch and the plain-numpy forward.  Run alone: ``python -m bench --only overhead``."""
 
 import numpy as np
 
@@ -39,8 +39,3 @@ def per_op_overhead(ctx):
 
 
 SUITES = [per_op_overhead]
-
-if __name__ == "__main__":
-    from .__main__ import main
-
-    main(["--only", "overhead"])

@@ -1,6 +1,6 @@
 """A ResNet-18 training step (train mode: forward, softmax cross-entropy, backward to the parameter
 gradients) on 3×32×32 float32 inputs, at batch 8 and 32, beside torch on the same weights.
-Run alone: ``python -m bench.resnet``."""
+Run alone: ``python -m bench --only resnet``."""
 
 import numpy as np
 
@@ -62,8 +62,3 @@ def batch32(ctx):
 
 
 SUITES = [batch8, batch32]
-
-if __name__ == "__main__":
-    from .__main__ import main
-
-    main(["--only", "resnet"])

@@ -60,8 +60,3 @@ def _suite(setup):
 
 SUITES = []
 FULL = [_suite(setup) for setup in second_order_tasks.SETUPS]  # seconds per round: --full, or --only second_order
-
-if __name__ == "__main__":
-    from .__main__ import main
-
-    main(["--only", "second_order"])

@@ -1,7 +1,7 @@
 """Costs outside the steady state, each in fresh processes (``bench/_fresh.py``): the first
 ``total(sumsq, ·)`` over ResNet-18's parameters with a warm numba cache, ``import autodiff, traversal``,
 and with ``--full`` torch's import time and numba's cold compile of every kernel.
-Run alone: ``python -m bench.system``."""
+Run alone: ``python -m bench --only system``."""
 
 import statistics
 import tempfile
@@ -50,8 +50,3 @@ def numba_compile(ctx):
 
 SUITES = [first_call]
 FULL = [torch_import, numba_compile]
-
-if __name__ == "__main__":
-    from .__main__ import main
-
-    main(["--only", "system"])

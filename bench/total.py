@@ -1,6 +1,6 @@
 """total(f, model) side by side with torch: a tiny dict model, a 66k-parameter model of 10 arrays, leaf scaling.
 
-Run: ``python -m bench.total``.  Values and gradients are checked against torch before timing.
+Run: ``python -m bench --only total``.  Values and gradients are checked against torch before timing.
 """
 
 import numpy as np
@@ -104,8 +104,3 @@ def scaling(ctx):
 
 
 SUITES = [seed, optimisers171, scaling]
-
-if __name__ == "__main__":
-    from .__main__ import main
-
-    main(["--only", "total"])

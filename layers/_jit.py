@@ -5,8 +5,8 @@ dtype.  ``kernel.compiled(dtype)`` compiles it the first time that dtype is
 asked for (float32 and float64 only), with ``cache=True`` when this folder is
 writable and uncached (but still compiled) when it is not.  It returns
 ``None`` (and the caller runs the kernel's numpy twin) when numba is missing,
-fails to compile, ``NUMBA_DISABLE_JIT`` is set, or ``AUTODIFF_KERNELS=numpy``:
-the same switches as ``autodiff._kernels``.  numba is imported on first use,
+fails to compile, ``NUMBA_DISABLE_JIT`` is set, ``AUTODIFF_KERNELS=numpy`` or
+``AUTODIFF_REFERENCE=1``: the same switches as ``autodiff._kernels``.  numba is imported on first use,
 never at ``import layers``.
 
 >>> from layers._jit import Kernel
@@ -23,13 +23,16 @@ import threading
 
 import numpy as np
 
+from autodiff import _accel
+
 FAST = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 _lock = threading.Lock()
 
 
 def use_numba():
-    """Are compiled kernels allowed?  ``AUTODIFF_KERNELS=numpy`` or ``NUMBA_DISABLE_JIT=1`` say no."""
-    if os.environ.get("AUTODIFF_KERNELS", "").lower() == "numpy":
+    """Are compiled kernels allowed?  ``AUTODIFF_REFERENCE=1``, ``AUTODIFF_KERNELS=numpy`` or
+    ``NUMBA_DISABLE_JIT=1`` say no."""
+    if _accel.REFERENCE or os.environ.get("AUTODIFF_KERNELS", "").lower() == "numpy":
         return False
     return os.environ.get("NUMBA_DISABLE_JIT", "0") in ("", "0")
 

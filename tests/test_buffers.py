@@ -1,6 +1,11 @@
 """The recycling allocator never hands out an array someone still holds."""
 
+import os
+import subprocess
+import sys
+
 import numpy as np
+import pytest
 
 import autodiff
 from autodiff import _buffers
@@ -44,3 +49,22 @@ def test_gradients_held_by_the_caller_are_never_overwritten():
     third = step(model)["w"]
     np.testing.assert_allclose(third, 2 * model["w"], rtol=1e-6)
     np.testing.assert_allclose(second, 6 * model["w"], rtol=1e-6)
+
+
+@pytest.mark.skipif(not _buffers.POOLING, reason="buffer pools are off (AUTODIFF_BUFFERS=0 or AUTODIFF_REFERENCE=1)")
+def test_a_freed_large_array_is_handed_out_again():
+    _buffers.clear()
+    a = _buffers.empty((512, 1024), np.float32)
+    a_id = id(a)
+    del a
+    assert id(_buffers.empty((512, 1024), np.float32)) == a_id  # the pooled array itself, not a copy
+
+
+@pytest.mark.parametrize("env", [{"AUTODIFF_BUFFERS": "0"}, {"AUTODIFF_REFERENCE": "1"}])
+def test_the_pool_can_be_switched_off(env):
+    code = ("import numpy as np; from autodiff import _buffers\n"
+            "a = _buffers.empty((512, 1024), np.float32); a_id = id(a); del a\n"
+            "print(_buffers.POOLING, len(_buffers._pool))")
+    out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, check=True, capture_output=True,
+                         text=True, timeout=300)
+    assert out.stdout.split() == ["False", "0"]

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from autodiff import _kernels as K
 
+_OFF = "numba kernels are off (AUTODIFF_KERNELS=numpy, NUMBA_DISABLE_JIT=1 or AUTODIFF_REFERENCE=1)"
 shapes = st.lists(st.integers(0, 5), min_size=0, max_size=3).map(tuple)
 
 
@@ -88,7 +89,7 @@ def _python(code, **env):
                           capture_output=True, text=True, env={**os.environ, **env}, timeout=300)
 
 
-@pytest.mark.skipif(not K._use_numba(), reason="numba kernels are off (AUTODIFF_KERNELS=numpy or NUMBA_DISABLE_JIT=1)")
+@pytest.mark.skipif(not K._use_numba(), reason=_OFF)
 def test_unwritable_package_folder_compiles_without_cache_and_without_warnings():
     done = _python("""
         import os
@@ -212,7 +213,7 @@ def test_models_of_3_62_and_500_arrays_compile_nothing_new():
     assert K.signatures() == before
 
 
-@pytest.mark.skipif(not K._use_numba(), reason="numba kernels are off (AUTODIFF_KERNELS=numpy or NUMBA_DISABLE_JIT=1)")
+@pytest.mark.skipif(not K._use_numba(), reason=_OFF)
 def test_first_call_runs_numpy_while_the_kernel_loads_in_the_background():
     done = _python("""
         import sys, threading

@@ -27,7 +27,7 @@ def _skip_without_layouts():
     from autodiff import _layouts
 
     if not _layouts.ENABLED:
-        pytest.skip("compiled layouts are off (AUTODIFF_LAYOUTS=0)")
+        pytest.skip("compiled layouts are off (AUTODIFF_LAYOUTS=0 or AUTODIFF_REFERENCE=1)")
 
 
 def _flatten_compiled(root):
@@ -139,8 +139,8 @@ def test_layouts_can_be_switched_off():
     code = ("import numpy as np; from autodiff import _trees; m = {'w': np.ones(2)}\n"
             "for _ in range(3): _trees.flatten(m)\n"
             "print(len(_trees._layouts.get(dict)))")
-    for setting, compiled in (("0", "0"), ("1", "1")):
-        env = {**os.environ, "AUTODIFF_LAYOUTS": setting}
+    for setting, reference, compiled in (("0", "", "0"), ("1", "", "1"), ("1", "1", "0")):
+        env = {**os.environ, "AUTODIFF_LAYOUTS": setting, "AUTODIFF_REFERENCE": reference}
         out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
         assert out.stdout.strip() == compiled
 

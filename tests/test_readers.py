@@ -26,7 +26,7 @@ def _compiled(model):
     from autodiff import _layouts
 
     if not _layouts.ENABLED:
-        pytest.skip("compiled readers are off (AUTODIFF_LAYOUTS=0)")
+        pytest.skip("compiled readers (compiled layouts) are off (AUTODIFF_LAYOUTS=0 or AUTODIFF_REFERENCE=1)")
     parameters(model)
     parameters(model)
     assert _readers.read(model) is not None, "the structure should have compiled"

@@ -107,13 +107,18 @@ def _compare(found, wanted, strict, path):
     problems = [f"{name}: the file has {describe(found[name])} but like has {describe(want)}"
                 for name, (_, want, _) in wanted.items() if name in found and not _same(found[name], want)]
     if strict:
-        problems += [f"{name}: missing from the file; like has {describe(wanted[name][1])}" for name in missing]
-        problems += [f"{name}: in the file ({describe(found[name])}) but not in like" for name in extra]
+        problems += _strict_problems(found, wanted, missing, extra)
     if problems:
         shown = "\n  ".join(problems[:20]) + ("\n  ..." if len(problems) > 20 else "")
         raise CheckpointError(f"load: {path} does not fit like at {len(problems)} key path(s); nothing was "
                               f"loaded:\n  {shown}\n{_FIX}")
     return missing, extra
+
+
+def _strict_problems(found, wanted, missing, extra):
+    """The lines ``strict=True`` adds: every key path missing from the file, and every extra one."""
+    return ([f"{name}: missing from the file; like has {describe(wanted[name][1])}" for name in missing]
+            + [f"{name}: in the file ({describe(found[name])}) but not in like" for name in extra])
 
 
 def _same(have, want):

@@ -65,19 +65,29 @@ def canonical(subscripts, operands):
 def _expand_ellipses(terms, shapes, subscripts):
     """Replace each ``...`` by fresh letters, right-aligned across operands (numpy's broadcasting)."""
     for t in terms:
-        bad = set(t.replace("...", "")) - set(LABELS)
-        if bad or t.count("...") > 1 or "." in t.replace("...", ""):
-            raise _error(f"invalid term {t!r} in {subscripts!r}: use letters a-zA-Z and at most one '...'")
-    named = [len(t.replace("...", "")) for t in terms]
-    widths = [len(s) - n if "..." in t else 0 for t, s, n in zip(terms, shapes, named)]
-    for t, s, n, w in zip(terms, shapes, named, widths):
-        if w < 0 or ("..." not in t and n != len(s)):
-            raise _error(f"term {t!r} names {n} axes but its operand has shape {s}")
+        _check_term(t, subscripts)
+    widths = [_ellipsis_width(t, s) for t, s in zip(terms, shapes)]
     fresh = [c for c in LABELS if c not in subscripts][: max(widths, default=0)]
     if len(fresh) < max(widths, default=0):
         raise _error("too many axes: einsum has 52 labels in all")
     ellipsis = "".join(fresh)
     return [t.replace("...", ellipsis[len(ellipsis) - w:]) for t, w in zip(terms, widths)], ellipsis
+
+
+def _check_term(term, subscripts):
+    """Letters a-zA-Z and at most one ``...``, or an error naming the term."""
+    named = term.replace("...", "")
+    if set(named) - set(LABELS) or term.count("...") > 1 or "." in named:
+        raise _error(f"invalid term {term!r} in {subscripts!r}: use letters a-zA-Z and at most one '...'")
+
+
+def _ellipsis_width(term, shape):
+    """How many axes of ``shape`` the term's ``...`` stands for (0 without one); an error if they do not fit."""
+    named = len(term.replace("...", ""))
+    width = len(shape) - named if "..." in term else 0
+    if width < 0 or ("..." not in term and named != len(shape)):
+        raise _error(f"term {term!r} names {named} axes but its operand has shape {shape}")
+    return width
 
 
 def _output(terms, ellipsis, out):

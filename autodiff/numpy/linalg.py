@@ -70,18 +70,27 @@ def norm(x, ord=None, axis=None, keepdims=False):
     ndim = len(shape_of(x))
     matrix = isinstance(axis, tuple) and len(axis) == 2 or (axis is None and ndim == 2 and ord is not None)
     if ord in (None, "fro") and (axis is None or matrix) and not keepdims:
-        whole = axis is None or {a % ndim for a in axis} == set(range(ndim))
-        return _norm(x) if whole else _frobenius(x, axis)
+        return _sum_of_squares_norm(x, axis, ndim)
     if matrix:
-        if ord == "fro":
-            return _frobenius(x, axis if axis is not None else (0, 1), keepdims)
-        if ord in ("nuc", 2, -2):
-            return matrix_norm(x, ord, axis if axis is not None else (-2, -1), keepdims)
-        raise NotImplementedError(
-            f"autodiff.numpy.linalg.norm: the matrix norm ord={ord!r} is not supported; "
-            "use ord='fro', 'nuc', 2 or -2, or a vector norm over one axis"
-        )
+        return _matrix_norm(x, ord, axis, keepdims)
     return _vector_norm(x, ord, axis, keepdims)
+
+
+def _sum_of_squares_norm(x, axis, ndim):
+    """The 2-norm of all of ``x`` (one kernel) or the Frobenius norm over ``axis``, keepdims off."""
+    whole = axis is None or {a % ndim for a in axis} == set(range(ndim))
+    return _norm(x) if whole else _frobenius(x, axis)
+
+
+def _matrix_norm(x, ord, axis, keepdims):
+    if ord == "fro":
+        return _frobenius(x, axis if axis is not None else (0, 1), keepdims)
+    if ord in ("nuc", 2, -2):
+        return matrix_norm(x, ord, axis if axis is not None else (-2, -1), keepdims)
+    raise NotImplementedError(
+        f"autodiff.numpy.linalg.norm: the matrix norm ord={ord!r} is not supported; "
+        "use ord='fro', 'nuc', 2 or -2, or a vector norm over one axis"
+    )
 
 
 def _frobenius(x, axis, keepdims=False):
