@@ -63,6 +63,8 @@ class Reduction:
         self.name, self.f, self.kernel, self.finish, self.fused = name, f, kernel, finish, fused
         self.vjp = vjp if vjp is not None else lambda g, x: vjp_via_ad(f, x)[1](g)[0]
         self.fused_kernel = fused_kernel
+        if fused is None and fused_kernel is not None:
+            self.fused = lambda x: _kernels.fused(fused_kernel, x, out=_fused_out(x))
         if fused_total is None and fused_kernel is not None:
             fused_total = lambda xs: _kernels.fused_sum_each(fused_kernel, xs, _fused_out)  # noqa: E731
         self.fused_total = fused_total
@@ -71,8 +73,12 @@ class Reduction:
         return f"<{self.name}>"
 
     def total(self, xs, init):
-        """``init + Σ f(x)`` over plain float32/float64 arrays: summed in float64 and rounded once."""
-        if self.kernel is None:
+        """``init + Σ f(x)`` over plain float32/float64 arrays: summed in float64 and rounded once.
+
+        Arrays of both dtypes are summed as the reference does, each value in its array's dtype (a
+        float32 array's value is a float32), so the two agree to float64 precision.
+        """
+        if self.kernel is None or _mixed(xs):
             return sum(_parallel.map_arrays(self.f, xs), init)
         if not _parallel.splits(xs):
             value, dtype = _kernels.sum_each(self.kernel, xs, self.finish)
@@ -84,6 +90,9 @@ class Reduction:
         """``init + Σ f(x)`` and the gradients at g = 1 written in the same pass (``None`` without a fused form)."""
         if self.fused_total is None:
             return self.total(xs, init), None
+        if _mixed(xs):  # each value in its array's dtype, summed as the reference sums them
+            pairs = _parallel.map_arrays(self.fused, xs)
+            return sum((x.dtype.type(v) for x, (v, _) in zip(xs, pairs)), init), [u for _, u in pairs]
         if not _parallel.splits(xs):
             got = self.fused_total(xs)
             return (self.total(xs, init), None) if got is None else (init + got[1].type(got[0]), got[2])
@@ -93,7 +102,12 @@ class Reduction:
                                           [out.reshape(-1) for out in outs])
             return _sum(xs, values, init), outs
         pairs = _parallel.map_arrays(self.fused, xs)  # the norm: two passes per array, arrays shared
-        return _sum(xs, [v for v, _ in pairs], init), [u for _, u in pairs]
+        return _sum(xs, [float(v) for v, _ in pairs], init), [u for _, u in pairs]
+
+
+def _mixed(xs):
+    """Are there arrays of more than one dtype?"""
+    return len({x.dtype for x in xs}) > 1
 
 
 def _sum(xs, values, init):
@@ -105,8 +119,8 @@ def _norm_unit(x):
     """Two passes: the norm (a global quantity), then ``x / ||x||`` (the gradient at g = 1)."""
     n = float(_linalg._norm_value(x))
     if n == 0:
-        return x.dtype.type(0.0), np.zeros_like(x)
-    return x.dtype.type(n), _kernels.fused("scale_into", x, 1.0 / n, out=_fused_out(x))[1]
+        return 0.0, np.zeros_like(x)
+    return n, _kernels.fused("scale_into", x, 1.0 / n, out=_fused_out(x))[1]
 
 
 def _norm_unit_total(xs):
