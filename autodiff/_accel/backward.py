@@ -38,10 +38,20 @@ def backward_unrolled(tape, seeds, free=False):
         cts[i] = None
         if free:
             entries[i] = None
-        for k, p in zip(argnums, parents):
-            c = rule[k](g, ans, *args, **kwargs)
-            cts[p] = c if cts[p] is None else add_tangents(cts[p], c)
+        if len(parents) != 1:
+            _pull_each(rule, g, entry, cts)
+            continue
+        c, p = rule[argnums[0]](g, ans, *args, **kwargs), parents[0]
+        cts[p] = c if cts[p] is None else add_tangents(cts[p], c)
     return cts
+
+
+def _pull_each(rule, g, entry, cts):
+    """Every traced argument's pullback, added to its parent's cotangent."""
+    _, parents, argnums, ans, args, kwargs = entry
+    for k, p in zip(argnums, parents):
+        c = rule[k](g, ans, *args, **kwargs)
+        cts[p] = c if cts[p] is None else add_tangents(cts[p], c)
 
 
 def install():

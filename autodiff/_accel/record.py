@@ -24,10 +24,12 @@ def record_fast(prim, tape, args, kwargs):
     forwards go to the reference."""
     if not tape.active or prim in _forwards:
         return _record(prim, tape, args, kwargs)
-    if _first_only(tape, args):  # sin(x), x * 0.5
-        first = args[0]
+    first = args[0]
+    if type(first) is Traced and first.tape is tape and (
+            len(args) == 1 or (len(args) == 2 and type(args[1]) in _SCALARS)):  # sin(x), x * 0.5
         argvals, parents, argnums, lower = (first.value,) + args[1:], (first.index,), (0,), type(first.value) is Traced
-        protect_inside(tape, kwargs)
+        if kwargs:
+            protect_inside(tape, kwargs)
     else:
         unwrapped = None if kwargs else _unwrap(prim, tape, args)
         if unwrapped is None:
@@ -37,13 +39,6 @@ def record_fast(prim, tape, args, kwargs):
     entries = tape.entries
     entries.append((prim, parents, argnums, ans, argvals, kwargs))
     return Traced(ans, tape, len(entries) - 1, tape.level)
-
-
-def _first_only(tape, args):
-    """Only the first argument is traced, on ``tape``, and at most a scalar stands beside it."""
-    first = args[0]
-    return type(first) is Traced and first.tape is tape and (
-        len(args) == 1 or (len(args) == 2 and type(args[1]) in _SCALARS))
 
 
 def _unwrap(prim, tape, args):
