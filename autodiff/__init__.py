@@ -7,6 +7,9 @@
 """
 
 from . import numpy  # noqa: F401  (installs array behaviour on traced values)
+from ._accel import backward as _accel_backward
+from ._accel import record as _accel_record
+from ._accel import reductions as _accel_reductions
 from ._compare import Comparison, compare
 from ._explain import Explanation, explain
 from ._ggn import ggnvp
@@ -23,6 +26,10 @@ from ._trace import Trace, trace
 from ._transforms import grad, value_and_grad, vjp
 from ._vmap import vmap
 from .numpy import abssum, maxabs, scaled, sumsq
+
+_accel_backward.install()
+_accel_record.install()  # the accelerations plug in beside the reference core (off under AUTODIFF_REFERENCE=1)
+_accel_reductions.install()
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "jacrev", "jacfwd", "hessian", "hvp",

@@ -1,7 +1,7 @@
 """The backward pass: walk one tape in reverse, accumulating cotangents."""
 
-from ._primitive import _rules, rule_of
-from ._tangents import ZERO, Thunk, ZeroTangent, add_tangents
+from ._primitive import pull
+from ._tangents import ZERO, ZeroTangent, add_tangents, unthunk
 
 observers = []  # callables (tape, entry_index, entry, g, parent_cts); used by autodiff.trace
 
@@ -17,53 +17,34 @@ def backward(tape, seeds, free=False):
     dropped from the tape as its pullback starts, so the values it saved go
     as soon as they are read for the last time, as torch frees saved tensors.
     """
-    entries = tape.entries
-    cts = [None] * len(entries)
+    entries, cts = tape.entries, [None] * len(tape.entries)
     for index, ct in seeds.items():
-        cts[index] = ct if cts[index] is None else add_tangents(cts[index], ct)
-    for i in range(max(seeds) if seeds else -1, -1, -1):
-        g = cts[i]
-        if g is None:
-            continue
+        cts[index] = add_tangents(cts[index], ct)
+    for i in range(max(seeds, default=-1), -1, -1):
         entry = entries[i]
-        if free:
-            entries[i] = None
-        prim, parents, argnums, ans, args, kwargs = entry
-        if prim is None:
-            continue
-        cts[i] = None
-        if type(g) is Thunk:
-            g = g()
-        if type(g) is ZeroTangent:
-            _pass_zero(cts, parents)
-            if observers:
-                for observe in observers:
-                    observe(tape, i, entry, g, None)
-            continue
-        rule = _rules.get(prim) or rule_of(prim)
-        if type(rule) is tuple:  # one pullback per argument
-            if len(argnums) == 1:
-                c = rule[argnums[0]](g, ans, *args, **kwargs)
-                p = parents[0]
-                old = cts[p]
-                cts[p] = c if old is None else add_tangents(old, c)
-                if observers:
-                    for observe in observers:
-                        observe(tape, i, entry, g, (c,))
-                continue
-            parent_cts = [rule[k](g, ans, *args, **kwargs) for k in argnums]
-        else:
-            parent_cts = rule(g, argnums, ans, args, kwargs)
-        if observers:
-            for observe in observers:
-                observe(tape, i, entry, g, parent_cts)
-        for p, c in zip(parents, parent_cts):
-            old = cts[p]
-            cts[p] = c if old is None else add_tangents(old, c)
+        if cts[i] is not None and entry[0] is not None:  # something reached it, and it is no input
+            step(tape, i, entry, cts, free)
     return cts
 
 
-def _pass_zero(cts, parents):
-    for p in parents:
-        if cts[p] is None:
-            cts[p] = ZERO
+def step(tape, i, entry, cts, free):
+    """Pull entry ``i``'s cotangent back through its rule and add the results to its parents' cotangents."""
+    g, cts[i] = unthunk(cts[i]), None
+    prim, parents, argnums, ans, args, kwargs = entry
+    residuals = _take(tape, i, free)
+    parent_cts = None if type(g) is ZeroTangent else pull(prim, g, argnums, ans, args, kwargs, residuals)
+    for observe in observers:
+        observe(tape, i, entry, g, parent_cts)
+    for p, c in zip(parents, parent_cts or [ZERO] * len(parents)):  # a zero passes on as a zero
+        cts[p] = add_tangents(cts[p], c)
+
+
+def _take(tape, i, free):
+    """Entry ``i``'s residuals; with ``free``, the entry and its residuals leave the tape."""
+    if not free:
+        return tape.residuals.get(i)
+    tape.entries[i] = None
+    return tape.residuals.pop(i, None)
+
+
+run = backward  # the hook the engine calls; autodiff._accel.backward puts its unrolled twin here

@@ -30,8 +30,8 @@ garbage-collected.
 
 import numpy as np
 
+from . import _backward
 from ._arguments import _materialise, zeros_like_primal
-from ._backward import backward
 from ._directions import Variables, as_arguments
 from ._higher import _collapse
 from ._parameter_vector import ParameterVector
@@ -170,7 +170,7 @@ class HvpOperator:
         for (_, index, _), d in zip(self._outputs, directions):
             if index is not None and d is not None:
                 seeds[index] = seeds[index] + d if index in seeds else d
-        cts = backward(self._tape, seeds)
+        cts = _backward.run(self._tape, seeds)
         results = [_materialise(cts[x.index], x.value, bare=False) for x in self._inputs]
         return _unaliased(results, directions)
 

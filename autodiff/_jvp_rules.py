@@ -12,10 +12,10 @@ only a pullback is pushed forward by :func:`linearised`: its pullback
 
 from functools import partial
 
+from . import _backward
 from ._arguments import zeros_like_primal
-from ._backward import backward
-from ._primitive import _rules
-from ._tangents import ZERO, Thunk, ZeroTangent, add_tangents
+from ._primitive import _forwards, _rules, pull
+from ._tangents import ZERO, Thunk, ZeroTangent, add_tangents, unthunk
 from ._traced import Traced, _state, new_input, open_tape, release, value_of
 
 _jvp_rules = {}
@@ -91,19 +91,18 @@ def linearised(prim, tangents, argnums, ans, args, kwargs):
     The pullback is traced once at ``u = 0`` on a tape of its own (above every
     level in play), and the tangents are pulled back through that tape.
     """
-    pullback = _rules[prim]
     tracer, _state.tracer = _state.__dict__.get("tracer"), None  # autodiff.trace shows the push, not this tape
     try:
         with open_tape() as tape:
             u = _cotangent_inputs(tape, ans)
-            cts = _pull(pullback, u, argnums, ans, args, kwargs)
+            cts = _pull(prim, u, argnums, ans, args, kwargs)
     finally:
         _state.tracer = tracer
     try:
         seeds = {}
         for c, t in zip(cts, tangents):
             _seed(seeds, tape, c, t)
-        got = backward(tape, seeds) if seeds else [None] * len(tape.entries)
+        got = _backward.run(tape, seeds) if seeds else [None] * len(tape.entries)
         if type(u) is tuple:
             return tuple(_settle(got[x.index]) for x in u)
         return _settle(got[u.index])
@@ -119,13 +118,14 @@ def _cotangent_inputs(tape, ans):
     return new_input(tape, zeros_like_primal(value))
 
 
-def _pull(pullback, u, argnums, ans, args, kwargs):
-    """The cotangents of the arguments at ``argnums``, thunks evaluated while the tape is open."""
-    if type(pullback) is tuple:
-        cts = [pullback[i](u, ans, *args, **kwargs) for i in argnums]
-    else:
-        cts = pullback(u, argnums, ans, args, kwargs)
-    return [c() if type(c) is Thunk else c for c in cts]
+def _pull(prim, u, argnums, ans, args, kwargs):
+    """The cotangents of the arguments at ``argnums``, thunks evaluated while the tape is open.
+
+    A primitive whose forward hands residuals to its pullback runs that forward again for them.
+    """
+    forward = _forwards.get(prim)
+    residuals = forward(*args, **kwargs)[1] if forward is not None else None
+    return [unthunk(c) for c in pull(prim, u, argnums, ans, args, kwargs, residuals)]
 
 
 def _seed(seeds, tape, c, t):

@@ -1,18 +1,19 @@
-"""Primitives and the one registry of their pullback rules.
+"""Primitives, the one registry of their pullback rules, and recording one call on a tape.
 
 A :class:`Primitive` wraps a plain function on numpy values.  Called with
 traced arguments it unwraps those of the highest level, calls itself on the
 rest (so lower levels record on their own tapes) and records one entry on the
-highest tape.  Rules live in ``_rules``, keyed by the primitive object; a rule is a function
-``rule(g, argnums, ans, args, kwargs)`` returning one cotangent per traced
-argument, or a tuple of per-argument pullbacks ``vjp(g, ans, *args, **kwargs)``.
+highest tape.  Rules live in ``_rules``, keyed by the primitive object; a rule is
+a function ``rule(g, argnums, ans, args, kwargs)`` returning one cotangent per traced
+argument, a tuple of per-argument pullbacks ``vjp(g, ans, *args, **kwargs)``, or a
+:class:`ResidualRule` for a primitive whose forward hands residuals to its pullback
+(``_forwards`` holds that forward; the tape keeps the residuals, see ``defvjp_fwd_bwd``).
 """
 
-import numpy as np
-
-from ._traced import NESTED, Tape, Traced, protect, protect_inside
+from ._traced import Tape, Traced, protect_inside
 
 _rules = {}
+_forwards = {}  # primitive -> fwd(*args, **kwargs) giving (value, residuals), for defvjp_fwd_bwd
 
 
 class Primitive:
@@ -35,7 +36,7 @@ class Primitive:
             return self.fun(*args, **kwargs)
         if type(top.tape) is not Tape:  # a jvp's level: push tangents forward, record nothing (_forward.py)
             return top.tape.push(self, args, kwargs)
-        return _record(self, top.tape, args, kwargs)
+        return record(self, top.tape, args, kwargs)
 
     def __repr__(self):
         return f"<primitive {self.__name__}>"
@@ -45,57 +46,42 @@ class Primitive:
 
 
 def _record(prim, tape, args, kwargs):
+    """Record ``prim(*args, **kwargs)`` on ``tape``; its traced arguments are those of ``tape``'s level.
+
+    Constants the pullback may read are protected from in-place changes until
+    the tape is done.  Traced values of lower levels stay inside the arguments,
+    so the call itself records on their tapes.
+    """
     if not tape.active:
         raise _leaked(prim, tape)
-    first = args[0]
-    if type(first) is Traced and (len(args) == 1 or (len(args) == 2 and type(args[1]) in _SCALARS)):
-        return _record_first(prim, tape, first, args, kwargs)
-    argvals = list(args)
-    parents = []
-    argnums = []
-    level = tape.level
-    lower = False  # do traced values of lower levels remain inside?
-    protected = tape.protected
-    i = 0
-    for a in args:
-        kind = type(a)
-        if kind is Traced:
-            if a.level == level:
-                if a.tape is not tape:
-                    raise _leaked(prim, a.tape)
-                parents.append(a.index)
-                argnums.append(i)
-                argvals[i] = a = a.value
-            lower = lower or type(a) is Traced
-        elif kind is np.ndarray:  # a constant the pullback may read: no in-place changes until done
-            if id(a) not in protected:
-                protect(tape, a)
-        elif kind in NESTED or isinstance(a, np.ndarray):  # index tuples, lists of arrays, subclasses
+    argvals, parents, argnums = _unwrap(prim, tape, args)
+    protect_inside(tape, kwargs)
+    lower = any(type(v) is Traced for v in argvals)
+    forward, index = _forwards.get(prim), len(tape.entries)
+    if forward is not None:  # the forward hands its residuals to the pullback through the tape
+        ans, tape.residuals[index] = forward(*argvals, **kwargs)
+    else:
+        ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
+    tape.entries.append((prim, parents, argnums, ans, argvals, kwargs))
+    return Traced(ans, tape, index, tape.level)
+
+
+def _unwrap(prim, tape, args):
+    """The arguments with ``tape``'s traced values replaced by their values, their entries and positions."""
+    argvals, parents, argnums = list(args), [], []
+    for i, a in enumerate(args):
+        if type(a) is Traced and a.level == tape.level:
+            if a.tape is not tape:
+                raise _leaked(prim, a.tape)
+            parents.append(a.index)
+            argnums.append(i)
+            argvals[i] = a.value
+        elif type(a) is not Traced:  # a constant the pullback may read: no in-place changes until done
             protect_inside(tape, a)
-        i += 1
-    if kwargs:
-        protect_inside(tape, kwargs)
-    ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
-    entries = tape.entries
-    entries.append((prim, parents, argnums, ans, argvals, kwargs))
-    return Traced(ans, tape, len(entries) - 1, level)
+    return argvals, parents, argnums
 
 
-_SCALARS = (float, int)
-
-
-def _record_first(prim, tape, a, args, kwargs):
-    """The common case, unrolled: only the first argument is traced (``sin(x)``, ``x * 0.5``)."""
-    if a.tape is not tape:
-        raise _leaked(prim, a.tape)
-    v = a.value
-    argvals = (v,) + args[1:]
-    if kwargs:
-        protect_inside(tape, kwargs)
-    ans = prim(*argvals, **kwargs) if type(v) is Traced else prim.fun(*argvals, **kwargs)
-    entries = tape.entries
-    entries.append((prim, (a.index,), (0,), ans, argvals, kwargs))
-    return Traced(ans, tape, len(entries) - 1, tape.level)
+record = _record  # the hook autodiff._accel.record replaces with its unrolled common case
 
 
 def _leaked(prim, tape):
@@ -105,6 +91,16 @@ def _leaked(prim, tape):
         "grad/vjp call, e.g. through a global, a closure or `has_aux` misuse. "
         "Return it from the differentiated function instead of storing it."
     )
+
+
+def pull(prim, g, argnums, ans, args, kwargs, residuals=None):
+    """The cotangents of the arguments at ``argnums`` given the output cotangent ``g``, by ``prim``'s rule."""
+    rule = rule_of(prim)
+    if type(rule) is tuple:
+        return [rule[k](g, ans, *args, **kwargs) for k in argnums]
+    if type(rule) is ResidualRule:
+        return rule(g, residuals, argnums, ans, args, kwargs)
+    return rule(g, argnums, ans, args, kwargs)
 
 
 def per_argument_rule(name, vjps):
@@ -128,12 +124,27 @@ def joint_rule(joint):
     """
 
     def rule(g, argnums, ans, args, kwargs):
-        cts = joint(g, ans, *args, **kwargs)
-        kept = _Kept([cts[i] for i in argnums])
-        kept.all, kept.argnums = cts, argnums  # so autodiff.trace can show the dropped ones
-        return kept
+        return _keep(joint(g, ans, *args, **kwargs), argnums)
 
     return rule
+
+
+class ResidualRule:
+    """A joint pullback that also reads what the forward saved: ``bwd(g, residuals, ans, *args, **kwargs)``."""
+
+    __slots__ = ("bwd",)
+
+    def __init__(self, bwd):
+        self.bwd = bwd
+
+    def __call__(self, g, residuals, argnums, ans, args, kwargs):
+        return _keep(self.bwd(g, residuals, ans, *args, **kwargs), argnums)
+
+
+def _keep(cts, argnums):
+    kept = _Kept([cts[i] for i in argnums])
+    kept.all, kept.argnums = cts, argnums  # so autodiff.trace can show the dropped ones
+    return kept
 
 
 class _Kept(list):

@@ -20,16 +20,19 @@ class Tape:
     """One differentiation's record: a list of entries, appended in order.
 
     An entry is ``(primitive, parents, argnums, ans, args, kwargs)``; inputs
-    are entries whose primitive is ``None``.  ``active`` is true while the
+    are entries whose primitive is ``None``.  ``residuals`` maps an entry's
+    index to what its primitive's forward handed to its pullback (only for
+    primitives defined with ``defvjp_fwd_bwd``).  ``active`` is true while the
     forward function runs; a traced value of a closed tape that reaches a
     primitive has leaked out of its differentiation.
     """
 
-    __slots__ = ("level", "entries", "active", "done", "protected", "__weakref__")
+    __slots__ = ("level", "entries", "residuals", "active", "done", "protected", "__weakref__")
 
     def __init__(self, level):
         self.level = level
         self.entries = []
+        self.residuals = {}
         self.active = True
         self.done = False  # released: nothing reads its arrays any more
         self.protected = {}  # id(array) -> its base buffer, for every array this tape reads
@@ -112,6 +115,7 @@ NESTED = frozenset((tuple, list, dict))  # containers an entry's arguments may h
 def release(tape):
     """Give back every array ``tape`` protected; each becomes writable once no live tape reads it."""
     tape.done = True
+    tape.residuals.clear()
     if tape.protected:
         let_go(tape.protected.values())
         tape.protected.clear()

@@ -6,8 +6,8 @@
 
 import numpy as np
 
+from . import _backward
 from ._arguments import gradient_of, trace_arguments
-from ._backward import backward
 from ._batching import example_shape
 from ._traced import Traced, _state, open_tape, protect, release, value_of
 from ._trees import leaves, rebuild_node, transform
@@ -57,7 +57,7 @@ class Pullback:
 
     def __call__(self, ct):
         cts = self._seeds(ct)
-        all_cts = backward(self._tape, cts)
+        all_cts = _backward.run(self._tape, cts)
         return tuple(gradient_of(p, i, self._record, all_cts) for i, p in enumerate(self._primals))
 
     def _seeds(self, ct):
@@ -173,7 +173,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
             if index is None:  # the output does not depend on the arguments
                 cts = [None] * len(tape.entries)
             else:
-                cts = backward(tape, {index: _one_like(value)}, free=not _traced(tape))
+                cts = _backward.run(tape, {index: _one_like(value)}, free=not _traced(tape))
             grads = [gradient_of(args[i], i, record, cts) for i in nums]
         finally:
             release(tape)

@@ -1,7 +1,8 @@
 """The door for rule writers: define primitives, their pullbacks (VJPs) and pushforwards (JVPs).
 
 Every built-in op, ``traversal`` and user code define rules through this
-module alone.
+module alone.  (The hooks that only ``traversal`` needs, for its fast
+collectors and ``total``, live in ``autodiff._for_traversal``.)
 
 >>> import numpy as np
 >>> import autodiff
@@ -23,31 +24,20 @@ import sys
 
 from ._arguments import is_differentiable
 from ._batch_rules import BatchingWarning, _batch_rules
-from ._containers import (
-    Node,
-    fields_getter,
-    node_of,
-    register_container,
-    register_leaf,
-    registry_version,
-    set_trainable_filter,
-)
+from ._containers import register_container, register_leaf
 from ._forward import jvp_via_ad
 from ._jvp_rules import _jvp_rules, joint_jvp, linear_jvp, per_argument_jvp
-from ._layouts import Layout, LayoutCache, compile_layout
-from ._primitive import Primitive, _rules, joint_rule, per_argument_rule
+from ._primitive import Primitive, ResidualRule, _forwards, _rules, joint_rule, per_argument_rule
 from ._rule_checks import RuleWarning, check_rules, guarded, value_of
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, add_tangents, unthunk
 from ._traced import Traced
 from ._via_ad import vjp_via_ad
 
 __all__ = [
-    "primitive", "defvjp", "defvjp_joint", "defjvp", "defjvp_joint", "deflinear", "jvp_via_ad",
-    "Primitive", "Traced", "value_of",
-    "is_differentiable", "register_container", "register_leaf", "node_of", "Node", "registry_version",
-    "fields_getter", "set_trainable_filter", "compile_layout", "Layout", "LayoutCache",
-    "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents", "vjp_via_ad",
-    "known_reduction", "check_rules", "RuleWarning", "defbatch", "BatchingWarning",
+    "primitive", "defvjp", "defvjp_joint", "defvjp_fwd_bwd", "defjvp", "defjvp_joint", "deflinear",
+    "Primitive", "Traced", "value_of", "is_differentiable", "register_container", "register_leaf",
+    "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents", "vjp_via_ad", "jvp_via_ad",
+    "check_rules", "RuleWarning", "defbatch", "BatchingWarning",
 ]
 
 
@@ -93,6 +83,39 @@ def defvjp_joint(prim, pullback, check=None):
     """
     rule = joint_rule(pullback)
     _rules[prim] = guarded(prim, rule, check, pullback, sys._getframe(1).f_globals.get("__name__", ""))
+
+
+def defvjp_fwd_bwd(prim, fwd, bwd):
+    """Register a forward that hands residuals to its pullback, as JAX's ``custom_vjp`` does.
+
+    ``fwd(*args, **kwargs)`` returns ``(value, residuals)``; when ``prim`` is
+    recorded it runs in place of ``prim``'s own function, and the tape keeps
+    the residuals beside the entry.  ``bwd(g, residuals, ans, *args, **kwargs)``
+    returns one cotangent per positional argument (as for :func:`defvjp_joint`:
+    only traced arguments' are used, so wrap costly ones in ``Thunk``).  Nothing
+    is stored on ``prim``: two recordings keep two sets of residuals.  Under
+    nesting ``fwd`` sees traced values of lower levels, and ``bwd`` runs on
+    traced cotangents, so write both with differentiable ops.  Forward mode uses
+    a JVP rule when one is registered, else pushes through ``bwd`` (running
+    ``fwd`` again for the residuals).
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> import autodiff.numpy as anp
+    >>> softplus = primitive(lambda x: anp.log1p(anp.exp(x)), "softplus")
+    >>> def fwd(x):
+    ...     e = anp.exp(x)  # computed once, read again by the pullback
+    ...     return anp.log1p(e), e
+    >>> defvjp_fwd_bwd(softplus, fwd, lambda g, e, ans, x: (g * e / (1 + e),))
+    >>> float(autodiff.grad(softplus)(0.0))
+    0.5
+    >>> float(autodiff.grad(autodiff.grad(softplus))(0.0))  # bwd is differentiable
+    0.25
+    >>> float(autodiff.jvp(softplus, 0.0, 1.0)[1])
+    0.5
+    """
+    _forwards[prim] = fwd
+    _rules[prim] = ResidualRule(bwd)
 
 
 def defjvp(prim, *jvps):
@@ -166,22 +189,3 @@ def defbatch(prim, rule):
     array([0., 2., 4.])
     """
     _batch_rules[prim] = rule
-
-
-def known_reduction(f):
-    """If ``f`` is a known model-wide reduction (``sum``, ``linalg.norm``, ``sumsq``, ``abssum``,
-    ``maxabs``), its plain ``value(x)`` and differentiable ``vjp(g, x)``; else ``None``.
-
-    >>> import autodiff.numpy as anp
-    >>> known_reduction(anp.sumsq).name
-    'sumsq'
-    """
-    global _lookup
-    if _lookup is None:  # the numpy namespace imports this module, so its table is fetched on first use
-        from .numpy._named import lookup
-
-        _lookup = lookup
-    return _lookup(f)
-
-
-_lookup = None

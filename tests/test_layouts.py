@@ -12,7 +12,8 @@ from gallery import Dense, gallery
 
 import autodiff
 from autodiff import _trees
-from autodiff.extend import compile_layout, register_container
+from autodiff._for_traversal import compile_layout
+from autodiff.extend import register_container
 
 
 @pytest.fixture(autouse=True)

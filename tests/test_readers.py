@@ -9,8 +9,9 @@ from gallery import BatchNormLike, Dense, gallery
 
 import autodiff
 import autodiff.numpy as anp
-from traversal import _readers, register, total, trainable, trainables
-from traversal._collect import _walk, parameters
+from traversal import register, total, trainable, trainables
+from traversal._accel import readers as _readers
+from traversal._accel.collect import _walk, parameters
 
 
 @pytest.fixture(autouse=True)

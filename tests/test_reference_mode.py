@@ -19,10 +19,11 @@ import pytest
 import autodiff
 import autodiff.numpy as anp
 import layers
-from autodiff import _accel, _buffers, _kernels, _layouts, _parallel, _trees
+from autodiff import _accel, _backward, _buffers, _kernels, _layouts, _parallel, _primitive, _trees
+from autodiff._accel import reductions as _accel_reductions
 from autodiff._trees import leaves
 from layers import _jit
-from traversal import fmap, isnumeric, total
+from traversal import _collect, fmap, isnumeric, total
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
@@ -48,6 +49,10 @@ SWITCHES = [
     ("kernel thread", lambda: _parallel._pool is not None, lambda: not _parallel._SERIAL),
     ("buffer pool", lambda: _buffers.POOLING and bool(_buffers._pool), lambda: True),
     ("numba imported", lambda: "numba" in sys.modules, lambda: _kernels._use_numba() and _has_numba()),
+    ("unrolled recording", lambda: _primitive.record is not _primitive._record, lambda: True),
+    ("unrolled backward pass", lambda: _backward.run is not _backward.backward, lambda: True),
+    ("fused known reductions", lambda: _accel_reductions.lookup(anp.sumsq) is not None, lambda: True),
+    ("fast collectors", lambda: _collect.parameters is not _collect.reference_parameters, lambda: True),
 ]
 
 

@@ -9,6 +9,7 @@ The functor protocol (shared with ``autodiff``), composable walks and the
 [array([1., 1.])]
 """
 
+from ._accel import collect as _accel_collect
 from ._cache import IdentityCache, usecache
 from ._checkpoint import CheckpointError, CheckpointWarning, load, save
 from ._dense import hessian_from_dense, hessian_to_dense
@@ -31,6 +32,8 @@ from ._walks import (
     execute,
     split,
 )
+
+_accel_collect.install()  # total's fast collectors, beside the reference walks (off under AUTODIFF_REFERENCE=1)
 
 __all__ = [
     "children", "rebuild", "register", "register_leaf", "leaf", "isleaf",

@@ -10,7 +10,8 @@ traversal order.  Both directions are differentiable.
 import numpy as np
 
 import autodiff.numpy as anp
-from autodiff.extend import node_of, value_of
+from autodiff._for_traversal import node_of
+from autodiff.extend import value_of
 
 from ._functor import isleaf
 from ._trainable import isnumeric, trainables

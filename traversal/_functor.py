@@ -4,7 +4,8 @@ The registry is autodiff's own (``autodiff.extend``), so what traversal can
 walk, ``grad`` can differentiate through.
 """
 
-from autodiff.extend import node_of, register_container
+from autodiff._for_traversal import node_of
+from autodiff.extend import register_container
 from autodiff.extend import register_leaf as _register_leaf
 
 __all__ = ["children", "rebuild", "register", "register_leaf", "leaf", "isleaf"]

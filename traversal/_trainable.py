@@ -5,7 +5,8 @@ import functools
 
 import numpy as np
 
-from autodiff.extend import set_trainable_filter, value_of
+from autodiff._for_traversal import set_trainable_filter
+from autodiff.extend import value_of
 
 from ._cache import IdentityCache
 from ._functor import children, rebuild

@@ -9,9 +9,10 @@ back to the generic walk, which compiles the new structure in turn.
 
 import numpy as np
 
-from autodiff.extend import LayoutCache, Traced, registry_version
+from autodiff._for_traversal import LayoutCache, registry_version
+from autodiff.extend import Traced
 
-from ._trainable import trainable, trainable_version
+from .._trainable import trainable, trainable_version
 
 _readers = LayoutCache(version=lambda: (trainable_version(), registry_version()))  # never stale: see the version
 

@@ -1,0 +1,29 @@
+"""The hooks ``traversal`` uses beyond a rule writer's door (``autodiff.extend``): internal, but documented.
+
+- ``node_of(x)`` / ``Node``: how the container registry sees ``x`` (its children and how to rebuild it).
+- ``registry_version()``: changes whenever a container is registered, so caches of walks can forget.
+- ``set_trainable_filter(fn)``: tells ``grad`` which children are trainable, so a tie's gradient goes to
+  its first trainable occurrence (``traversal.trainable`` sets it).
+- ``fields_getter``, ``compile_layout``, ``Layout``, ``LayoutCache``: compiled readers of a structure,
+  behind traversal's fast collectors.
+- ``is_known(f)``: is ``f`` a known reduction of one array (``total(sumsq, model, grads)`` applies it to
+  each gradient alone); ``known_total(f, xs, init)``: the fused model-wide path of such a reduction, or
+  ``None`` when there is none (always ``None`` under ``AUTODIFF_REFERENCE=1``).
+
+>>> import numpy as np
+>>> import autodiff.numpy as anp
+>>> is_known(anp.sumsq), is_known(abs)
+(True, False)
+>>> float(known_total(anp.sumsq, [np.array([3.0, 4.0])], 0.0) or anp.sumsq(np.array([3.0, 4.0])))
+25.0
+"""
+
+from ._accel.reductions import known_total
+from ._containers import Node, fields_getter, node_of, registry_version, set_trainable_filter
+from ._layouts import Layout, LayoutCache, compile_layout
+from .numpy._named import is_known
+
+__all__ = [
+    "node_of", "Node", "registry_version", "set_trainable_filter", "fields_getter",
+    "compile_layout", "Layout", "LayoutCache", "is_known", "known_total",
+]

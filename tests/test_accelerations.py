@@ -1,0 +1,160 @@
+"""Each acceleration of this half of issue 17 against its reference twin, called directly: values, gradients
+and second order are the same with and without it.  (Under ``AUTODIFF_REFERENCE=1`` none is installed, and
+each test still compares the acceleration, called by hand, with the reference.)
+
+- ``autodiff._accel.record``: the unrolled one-traced-argument case of ``_primitive._record``;
+- ``autodiff._accel.reductions``: known reductions over a model, fused and threaded (``total``'s fast path),
+  and the kernel forwards of sumsq/abssum/maxabs;
+- ``traversal._accel.collect``: ``total``'s tight-loop collectors and compiled readers.
+"""
+
+import numpy as np
+import pytest
+from gallery import gallery
+
+import autodiff
+import autodiff.numpy as anp
+from autodiff import _primitive, grad
+from autodiff._accel import REFERENCE
+from autodiff._accel import record as accel_record
+from autodiff._accel import reductions as accel_reductions
+from autodiff.numpy import _named
+from traversal import _collect, fmap, total, trainables
+from traversal._accel import collect as accel_collect
+
+MODELS = {k: m for k, m in gallery().items() if k not in ("one_array_in_two_arguments", "empty")}
+
+
+def _same_tree(a, b, rtol=1e-12):
+    fa, fb = trainables(a), trainables(b)
+    assert len(fa) == len(fb)
+    for x, y in zip(fa, fb):
+        assert x.dtype == y.dtype
+        np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-12)
+
+
+def test_the_switch_installs_exactly_when_not_reference():
+    assert (_primitive.record is accel_record.record_fast) != REFERENCE
+    assert (_collect.parameters is accel_collect.parameters) != REFERENCE
+    assert (_named.sumsq.fun is _named._sumsq) == REFERENCE
+    assert (accel_reductions.lookup(autodiff.sumsq) is None) == REFERENCE
+
+
+# --- the unrolled recording --------------------------------------------------------------------------------
+
+
+def _chain(x):
+    y = anp.sin(x) * 0.5 + x * 2
+    return anp.sum(anp.tanh(y) ** 2) + anp.sum(y * x)
+
+
+@pytest.mark.parametrize("recorder", ["reference", "accelerated"])
+def test_recording_with_and_without_the_unrolled_case(monkeypatch, recorder):
+    x = np.array([0.3, -1.2, 0.7])
+    monkeypatch.setattr(_primitive, "record", _primitive._record)
+    want = (_chain(x), grad(_chain)(x), grad(lambda x: anp.sum(grad(_chain)(x) ** 2))(x))
+    monkeypatch.setattr(_primitive, "record", accel_record.record_fast if recorder == "accelerated"
+                        else _primitive._record)
+    got = (_chain(x), grad(_chain)(x), grad(lambda x: anp.sum(grad(_chain)(x) ** 2))(x))
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(a, b)
+    assert autodiff.gradcheck(_chain, x, order=2)
+
+
+def test_the_unrolled_case_leaves_residual_primitives_to_the_reference():
+    from autodiff.extend import defvjp_fwd_bwd, primitive
+
+    calls = []
+    twice = primitive(lambda x: 2 * x, "twice_res")
+    defvjp_fwd_bwd(twice, lambda x: (calls.append(1) or 2 * x, 2.0), lambda g, two, ans, x: (g * two,))
+    assert grad(lambda x: accel_record.record_fast(twice, _tape_of(x), (x,), {}) * 1.0)(3.0) == 2.0
+    assert calls == [1]
+
+
+def _tape_of(x):
+    return x.tape
+
+
+# --- known reductions: fused path vs reference (generic) path ------------------------------------------------
+
+REDUCTIONS = {"sum": anp.sum, "norm": anp.linalg.norm, "sumsq": autodiff.sumsq, "abssum": autodiff.abssum,
+              "maxabs": autodiff.maxabs, "scaled": autodiff.scaled(0.5, autodiff.sumsq)}
+
+
+PAIRS = [(r, m) for r in sorted(REDUCTIONS) for m in sorted(MODELS)
+         if (r, m) != ("sum", "complex")]  # a complex sum is no real scalar: grad refuses it either way
+
+
+@pytest.mark.parametrize(("name", "model_name"), PAIRS)
+def test_known_reductions_fused_equal_the_reference(monkeypatch, name, model_name):
+    f, model = REDUCTIONS[name], MODELS[model_name]
+    if name == "norm" and any(not np.any(p) for p in trainables(model)):
+        model = fmap(lambda p: p + 0.25, model)  # away from the zero vector, where a norm is not differentiable
+    fused = _three(f, model)
+    monkeypatch.setattr(accel_reductions, "lookup", lambda f: None)  # the reference: total's generic path
+    reference = _three(f, model)
+    np.testing.assert_allclose(fused[0], reference[0], rtol=1e-6)
+    _same_tree(fused[1], reference[1], rtol=1e-6)
+    _same_tree(fused[2], reference[2], rtol=1e-6)
+
+
+def _three(f, model):
+    """``total(f, m)``, its gradient, and the gradient of the squared gradient norm (order 2)."""
+    value = total(f, model)
+    g = grad(lambda m: total(f, m))(model)
+    g2 = grad(lambda m: total(autodiff.sumsq, grad(lambda q: total(f, q))(m)))(model)
+    return value, g, g2
+
+
+@pytest.mark.parametrize("name", ["sumsq", "abssum", "maxabs"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex128, np.int64])
+def test_kernel_forwards_equal_the_numpy_reference(name, dtype):
+    rng = np.random.default_rng(4)
+    x = (rng.standard_normal(50) * 3).astype(dtype) if dtype != np.complex128 else \
+        rng.standard_normal(50) + 1j * rng.standard_normal(50)
+    reference = getattr(_named, "_" + name)(x)
+    got = accel_reductions._on_kernel(name, x, getattr(_named, "_" + name))
+    assert np.result_type(got) == np.result_type(reference)
+    np.testing.assert_allclose(got, reference, rtol=1e-6 if dtype == np.float32 else 1e-12)
+
+
+def test_the_fused_pullback_can_run_twice_and_scales_by_g():
+    rng = np.random.default_rng(9)
+    model = {"a": rng.standard_normal(4), "b": rng.standard_normal((2, 3))}
+    _, pullback = autodiff.vjp(lambda m: total(autodiff.sumsq, m), model)
+    first, second = pullback(1.0)[0], pullback(3.0)[0]
+    for k in model:
+        np.testing.assert_allclose(first[k], 2 * model[k], rtol=1e-12)
+        np.testing.assert_allclose(second[k], 6 * model[k], rtol=1e-12)
+
+
+# --- collectors: tight loops and compiled readers vs the walks ----------------------------------------------
+
+
+@pytest.mark.parametrize("model_name", sorted(gallery()))
+def test_fast_collectors_equal_the_walks(model_name):
+    model = gallery()[model_name]
+    for _ in range(3):  # the third call reads through a compiled reader where one applies
+        fast, walked = accel_collect.parameters(model), _collect.reference_parameters(model)
+        assert len(fast) == len(walked) and all(a is b for a, b in zip(fast, walked))
+    if model_name in ("empty", "one_array_in_two_arguments"):
+        return
+    grads = grad(lambda m: total(lambda p: anp.sum(anp.real(anp.sin(p) * p)), m))(model)
+    fast = accel_collect.parameter_pairs(model, grads)
+    walked = _collect.reference_parameter_pairs(model, grads)
+    assert [id(x) for x, _ in fast] == [id(x) for x, _ in walked]
+    for (_, a), (_, b) in zip(fast, walked):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_fast_collectors_with_a_match_equal_the_walks():
+    from gallery import Dense
+
+    model = gallery()["nested"]
+    model["top"] = np.ones(3)
+    for match in (lambda n: isinstance(n, Dense), lambda n: getattr(n, "ndim", 0) == 1):
+        fast, walked = accel_collect.parameters(model, match), _collect.reference_parameters(model, match)
+        assert [id(x) for x in fast] == [id(x) for x in walked] and fast
+        grads = grad(lambda m: total(autodiff.sumsq, m))(model)
+        assert [id(x) for x, _ in accel_collect.parameter_pairs(model, grads, match)] == \
+            [id(x) for x, _ in _collect.reference_parameter_pairs(model, grads, match)]
