@@ -43,11 +43,11 @@ def _kernels_on():
 # A check whose acceleration cannot be on here (numba missing, one core) says so in default mode instead
 # of failing; in reference mode every one must be off.  Adding an acceleration is one line.
 SWITCHES = [
-    ("compiled layouts", _layouts_on, lambda: True),
+    ("compiled layouts", _layouts_on, lambda: _layouts.ENABLED),  # AUTODIFF_LAYOUTS=0 turns them off alone
     ("autodiff numba kernels", _kernels_on, lambda: _kernels._use_numba() and _has_numba()),
     ("layers numba kernels", lambda: _conv_kernel() is not None, lambda: _jit.use_numba() and _has_numba()),
     ("kernel thread", lambda: _parallel._pool is not None, lambda: not _parallel._SERIAL),
-    ("buffer pool", lambda: _buffers.POOLING and bool(_buffers._pool), lambda: True),
+    ("buffer pool", lambda: _buffers.POOLING and bool(_buffers._pool), lambda: _buffers.POOLING),
     ("numba imported", lambda: "numba" in sys.modules, lambda: _kernels._use_numba() and _has_numba()),
     ("unrolled recording", lambda: _primitive.record is not _primitive._record, lambda: True),
     ("unrolled backward pass", lambda: _backward.run is not _backward.backward, lambda: True),
