@@ -26,9 +26,10 @@ ACCELERATIONS = {
     "kernels": {"AUTODIFF_KERNELS": "numpy"},  # numba kernels (autodiff/_kernels.py, layers/_jit.py)
     "threads": {"AUTODIFF_THREADS": "1"},  # the kernel thread (autodiff/_parallel.py, layers/_pieces.py)
     "buffers": {"AUTODIFF_BUFFERS": "0"},  # buffer pools (autodiff/_buffers.py)
-    "record_first": None,  # the primitive's first-recording fast path
-    "known_total": None,  # total's known-reduction dispatch
-    "fused_reductions": None,  # the fused value-and-gradient reduction kernels
+    "record": {"AUTODIFF_ACCEL_OFF": "record"},  # the unrolled recording (autodiff/_accel/record.py)
+    "backward": {"AUTODIFF_ACCEL_OFF": "backward"},  # the unrolled backward pass (autodiff/_accel/backward.py)
+    "reductions": {"AUTODIFF_ACCEL_OFF": "reductions"},  # fused model-wide reductions (autodiff/_accel/reductions.py)
+    "collectors": {"AUTODIFF_ACCEL_OFF": "collectors"},  # total's collectors and readers (traversal/_accel)
     "all": {"AUTODIFF_REFERENCE": "1"},  # every acceleration at once: the reference core alone
 }
 

@@ -16,7 +16,7 @@ from .. import _backward
 from .._backward import observers, step
 from .._primitive import _rules
 from .._tangents import add_tangents
-from . import REFERENCE
+from . import enabled
 
 _PLAIN = (np.ndarray, float, np.float64, np.float32)  # cotangents that are neither thunks nor zeros
 
@@ -56,5 +56,5 @@ def _pull_each(rule, g, entry, cts):
 
 def install():
     """Plug the unrolled pass in (nothing under ``AUTODIFF_REFERENCE=1``)."""
-    if not REFERENCE:
+    if enabled("backward"):
         _backward.run = backward_unrolled

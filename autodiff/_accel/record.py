@@ -14,7 +14,7 @@ import numpy as np
 from .. import _primitive
 from .._primitive import _forwards, _leaked, _record
 from .._traced import Traced, protect, protect_inside
-from . import REFERENCE
+from . import enabled
 
 _SCALARS = (float, int)
 
@@ -66,5 +66,5 @@ def _unwrap(prim, tape, args):
 
 def install():
     """Plug the unrolled case in (nothing under ``AUTODIFF_REFERENCE=1``)."""
-    if not REFERENCE:
+    if enabled("record"):
         _primitive.record = record_fast

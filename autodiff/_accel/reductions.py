@@ -13,7 +13,7 @@ under ``AUTODIFF_REFERENCE=1``.
 >>> import numpy as np
 >>> import autodiff.numpy as anp
 >>> got = known_total(anp.sumsq, [np.array([3.0]), np.array([4.0])], 0.0)
->>> got is None if REFERENCE else float(got) == 25.0
+>>> got is None if not enabled("reductions") else float(got) == 25.0
 True
 """
 
@@ -39,7 +39,7 @@ from ..numpy import _named, _reductions
 from ..numpy import linalg as _linalg
 from ..numpy._broadcast import cast
 from ..numpy._elementwise import multiply
-from . import REFERENCE
+from . import enabled
 
 
 def _fused_out(x):
@@ -90,9 +90,8 @@ class Reduction:
         """``init + Σ f(x)`` and the gradients at g = 1 written in the same pass (``None`` without a fused form)."""
         if self.fused_total is None:
             return self.total(xs, init), None
-        if _mixed(xs):  # each value in its array's dtype, summed as the reference sums them
-            pairs = _parallel.map_arrays(self.fused, xs)
-            return sum((x.dtype.type(v) for x, (v, _) in zip(xs, pairs)), init), [u for _, u in pairs]
+        if _mixed(xs):
+            return self._each_in_its_dtype(xs, init)
         if not _parallel.splits(xs):
             got = self.fused_total(xs)
             return (self.total(xs, init), None) if got is None else (init + got[1].type(got[0]), got[2])
@@ -103,6 +102,11 @@ class Reduction:
             return _sum(xs, values, init), outs
         pairs = _parallel.map_arrays(self.fused, xs)  # the norm: two passes per array, arrays shared
         return _sum(xs, [float(v) for v, _ in pairs], init), [u for _, u in pairs]
+
+    def _each_in_its_dtype(self, xs, init):
+        """Arrays of several dtypes: each value in its array's dtype, summed as the reference sums them."""
+        pairs = _parallel.map_arrays(self.fused, xs)
+        return sum((x.dtype.type(v) for x, (v, _) in zip(xs, pairs)), init), [u for _, u in pairs]
 
 
 def _mixed(xs):
@@ -174,7 +178,7 @@ class _Scaled:
 
 def lookup(f):
     """The :class:`Reduction` behind ``f``, or ``None`` (always ``None`` under ``AUTODIFF_REFERENCE=1``)."""
-    if REFERENCE:
+    if not enabled("reductions"):
         return None
     if type(f) is _named.Scaled:
         inner = lookup(f.f)
@@ -262,7 +266,7 @@ defjvp_joint(_known_total, _jvp)
 
 def install():
     """Run the single-array forwards of sumsq, abssum and maxabs on the compiled kernels (not under REFERENCE)."""
-    if REFERENCE:
+    if not enabled("reductions"):
         return
     _named.sumsq.fun = lambda x: _on_kernel("sumsq", x, _named._sumsq)
     _named.abssum.fun = lambda x: _on_kernel("abssum", x, _named._abssum)

@@ -12,13 +12,13 @@ from itertools import repeat
 
 import numpy as np
 
+from autodiff._accel import enabled
 from autodiff._for_traversal import fields_getter, node_of, registry_version
 from autodiff.extend import Traced, ZeroTangent, value_of
 
 from .. import _collect
 from .._keypath import KeyPath
 from .._trainable import is_customised, isnumeric, trainable, trainable_version, trainables
-from . import REFERENCE
 from . import readers as _readers
 
 _customised = {}  # type -> bool, valid while the registrations stay as they were
@@ -252,5 +252,5 @@ def _show(path):
 
 def install():
     """Plug the fast collectors in (nothing under ``AUTODIFF_REFERENCE=1``)."""
-    if not REFERENCE:
+    if enabled("collectors"):
         _collect.parameters, _collect.parameter_pairs = parameters, parameter_pairs
