@@ -176,15 +176,19 @@ class _Scaled:
         return init + value * self.c, units
 
 
+_BY_ID = {id(k): r for k, r in _TABLE.items()}  # by identity, as ``f is k``: the keys live as long as the module
+_ON = enabled("reductions")
+
+
 def lookup(f):
     """The :class:`Reduction` behind ``f``, or ``None`` (always ``None`` under ``AUTODIFF_REFERENCE=1``)."""
-    if not enabled("reductions"):
+    if not _ON:
         return None
     if type(f) is _named.Scaled:
         inner = lookup(f.f)
         plain = isinstance(f.c, (int, float, np.number))  # a traced scale takes the reference path
         return _Scaled(float(f.c), inner) if inner is not None and plain else None
-    return next((r for k, r in _TABLE.items() if f is k), None)
+    return _BY_ID.get(id(f))
 
 
 def known_total(f, xs, init):
@@ -193,11 +197,15 @@ def known_total(f, xs, init):
     Plain arrays run the kernels with nothing recorded; traced ones record one ``known_total`` entry.
     """
     r = lookup(f)
-    if r is None or not all(type(x) is np.ndarray or type(x) is Traced for x in xs):
+    kinds = {type(x) for x in xs} if r is not None else None
+    if r is None or not kinds <= _ARRAY_OR_TRACED:
         return None
-    if not any(type(x) is Traced for x in xs):
-        return r.total(xs, init) if _kernels.all_fast(xs) else sum(map(f, xs), init)
-    return _known_total(r, init, *xs)
+    if Traced in kinds:
+        return _known_total(r, init, *xs)
+    return r.total(xs, init) if _kernels.all_fast(xs) else sum(map(f, xs), init)
+
+
+_ARRAY_OR_TRACED = {np.ndarray, Traced}
 
 
 # The fused entry: its forward hands the gradients at g = 1 to its pullback; otherwise the reductions' rules.
