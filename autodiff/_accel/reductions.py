@@ -73,7 +73,8 @@ class Reduction:
         return f"<{self.name}>"
 
     def total(self, xs, init):
-        """``init + Σ f(x)`` over plain float32/float64 arrays: summed in float64 and rounded once.
+        """``init + Σ f(x)`` over plain float32/float64 arrays: summed in float64 and rounded once (``None`` when
+        some array is of another dtype).
 
         Arrays of both dtypes are summed as the reference does, each value in its array's dtype (a
         float32 array's value is a float32), so the two agree to float64 precision.
@@ -81,8 +82,10 @@ class Reduction:
         if self.kernel is None or _mixed(xs):
             return sum(_parallel.map_arrays(self.f, xs), init)
         if not _parallel.splits(xs):
-            value, dtype = _kernels.sum_each(self.kernel, xs, self.finish)
-            return init + dtype.type(value)
+            got = _kernels.sum_each(self.kernel, xs, self.finish)  # None unless all are float32/float64
+            return None if got is None else init + got[1].type(got[0])
+        if not _kernels.all_fast(xs):
+            return None
         raw = _parallel.sum_pieces(_kernels.runner(self.kernel), [x.ravel() for x in xs])
         return _sum(xs, [v if self.finish is None else self.finish(v) for v in raw], init)
 
@@ -167,7 +170,8 @@ class _Scaled:
         return f"<{self.name}>"
 
     def total(self, xs, init):
-        return init + self.r.total(xs, 0.0) * self.c
+        got = self.r.total(xs, 0.0)
+        return None if got is None else init + got * self.c
 
     def total_and_unit_grads(self, xs, init):
         value, units = self.r.total_and_unit_grads(xs, 0.0)
@@ -202,7 +206,8 @@ def known_total(f, xs, init):
         return None
     if Traced in kinds:
         return _known_total(r, init, *xs)
-    return r.total(xs, init) if _kernels.all_fast(xs) else sum(map(f, xs), init)
+    got = r.total(xs, init)
+    return got if got is not None else sum(map(f, xs), init)
 
 
 _ARRAY_OR_TRACED = {np.ndarray, Traced}
