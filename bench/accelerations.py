@@ -40,6 +40,18 @@ def _fresh_workload(name, batch=0):
     return WORKLOADS[name](None, batch)["ours"]
 
 
+def _overhead():
+    import numpy as np
+
+    import autodiff
+    import autodiff.numpy as anp
+
+    from .overhead import chain
+
+    x, step = np.linspace(-1.0, 1.0, 10), autodiff.grad(lambda x: chain(x, anp))
+    return lambda: step(x)
+
+
 def _l2_penalty():
     import autodiff
     from traversal import total
@@ -64,6 +76,7 @@ def _total_gradient():
 
 # workload -> (what it is, a function building its step); ours only: the suites they come from check them
 WORKLOADS = {
+    "overhead": ("100-op elementwise chain, grad (per-op overhead)", lambda: _overhead()),
     "mlp_step": ("MLP 784-512-512-10 training step", lambda: _fresh_workload("mlp_step")),
     "mlp_hvp": ("one HVP of that MLP", lambda: _fresh_workload("mlp_hvp")),
     "penalty": ("gradient-norm penalty step, big MLP", lambda: _fresh_workload("penalty")),
