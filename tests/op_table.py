@@ -164,6 +164,7 @@ class Op:
     fn: Callable
     cases: st.SearchStrategy  # draws (shapes, kwargs)
     domain: Callable = anything
+    eps: float = 1e-6  # gradcheck's finite-difference step
 
     def __repr__(self):
         return self.name
@@ -492,5 +493,7 @@ OPS = [
     Op("signal.correlate", lambda a, b, mode: sig.correlate(a, b, mode), sc.signal_case()),
     Op("signal.convolve2d and correlate2d", lambda a, b: sig.convolve2d(a, b, "same") + sig.correlate2d(a, b, "same"),
        plain(st.just(((3, 4), (2, 2))))),
-    Op("integrate.odeint", sc.odeint_net, plain(st.just(((2,), (2, 2))))),
+    # an adaptive solve moves by about its tolerance under any nudge: a step of 1e-6 left finite differences
+    # 1e-6 of noise on derivatives near 4e-4 (seeds 316, 317); 1e-4 keeps the noise at 1e-8 of a 1e-12 solve
+    Op("integrate.odeint", sc.odeint_net, plain(st.just(((2,), (2, 2)))), eps=1e-4),
 ]
