@@ -97,14 +97,8 @@ def keep_batches(x):
     """
     if type(x) is not Traced:
         return x
-    levels = []
-    while type(x) is Traced:
-        if type(x.tape) is Batch:
-            levels.append(x.tape)
-        x = x.value
-    for level in reversed(levels):
-        x = batched(x, level)
-    return x
+    levels, inner = _batch_levels(x)
+    return _rebatched(inner, levels)
 
 
 def escaped(name, level):
@@ -127,11 +121,21 @@ def example_shape(x):
 
 def like_batches_of(x, value):
     """``value`` (whose leading axes are the batch axes of ``x``, outer first) batched as ``x`` is."""
+    return _rebatched(value, _batch_levels(x)[0])
+
+
+def _batch_levels(x):
+    """``(the vmap levels x is batched at, outer first; x's innermost plain value)``."""
     levels = []
     while type(x) is Traced:
         if type(x.tape) is Batch:
             levels.append(x.tape)
         x = x.value
+    return levels, x
+
+
+def _rebatched(value, levels):
+    """``value`` wrapped as a batched value at each of ``levels`` (outer first), innermost first."""
     for level in reversed(levels):
         value = batched(value, level)
     return value
