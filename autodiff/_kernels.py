@@ -316,32 +316,32 @@ def reduce_each(name, xs):
 
 
 def sum_each(name, xs, finish=None):
-    """``(Σ finish(reduce(name, x)), dtype)`` over float32/float64 arrays ``xs`` in one loop, summed in float64;
-    ``dtype`` is float64 if any array is, else float32.  ``None`` if any ``x`` is not such an array."""
+    """``(Σ finish(reduce(name, x)), dtype)`` over arrays ``xs`` of one dtype, float32 or float64, in one loop,
+    summed in float64.  ``None`` if some ``x`` is not such an array, or the dtypes differ (a caller sums
+    those each in its own dtype)."""
     k, ref = _compiled_and_reference(name)
-    acc, dtype = 0.0, _FAST[0]
+    acc, dtype = 0.0, xs[0].dtype if xs and type(xs[0]) is np.ndarray else None
+    if dtype not in _FAST:
+        return None
     for x in xs:
-        if type(x) is not np.ndarray or x.dtype not in _FAST:
+        if type(x) is not np.ndarray or x.dtype is not dtype and x.dtype != dtype:
             return None
-        if x.dtype is not dtype and x.dtype == _FAST[1]:
-            dtype = _FAST[1]
         value = _call(k, ref, x.ravel())  # ravel: a view when x is contiguous, else a contiguous copy
         acc += value if finish is None else finish(value)
     return acc, dtype
 
 
 def fused_sum_each(name, xs, alloc):
-    """``(Σ value, dtype, outs)`` of the fused kernel ``name`` over float32/float64 arrays ``xs`` in one loop:
-    the values summed in float64, ``dtype`` float64 if any array is (else float32), and each gradient at
-    g = 1 written into ``alloc(x)`` (a C-ordered array shaped like ``x``).  ``None`` if any ``x`` is not
-    such an array."""
+    """``(Σ value, dtype, outs)`` of the fused kernel ``name`` over arrays ``xs`` of one dtype, float32 or
+    float64, in one loop: the values summed in float64, and each gradient at g = 1 written into ``alloc(x)``
+    (a C-ordered array shaped like ``x``).  ``None`` if some ``x`` is not such an array, or the dtypes differ."""
     k, ref = _compiled_and_reference(name)
-    acc, dtype, outs = 0.0, _FAST[0], []
+    acc, dtype, outs = 0.0, xs[0].dtype if xs and type(xs[0]) is np.ndarray else None, []
+    if dtype not in _FAST:
+        return None
     for x in xs:
-        if type(x) is not np.ndarray or x.dtype not in _FAST:
+        if type(x) is not np.ndarray or x.dtype is not dtype and x.dtype != dtype:
             return None
-        if x.dtype is not dtype and x.dtype == _FAST[1]:
-            dtype = _FAST[1]
         out = alloc(x)
         acc += _call(k, ref, x.ravel(), out.ravel())
         outs.append(out)

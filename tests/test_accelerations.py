@@ -128,6 +128,44 @@ def test_the_fused_pullback_can_run_twice_and_scales_by_g():
         np.testing.assert_allclose(second[k], 6 * model[k], rtol=1e-12)
 
 
+def _inline_cases():
+    rng = np.random.default_rng(5)
+    a, b = rng.standard_normal(4), rng.standard_normal((2, 3)).astype(np.float32)
+    return {"all traced": (lambda m: m, {"a": a, "b": b.astype(np.float64)}),
+            "a plain array first": (lambda m: {"c": np.ones(2), **m}, {"a": a}),
+            "float32 and float64": (lambda m: m, {"a": a, "b": b})}
+
+
+@pytest.mark.parametrize("case", sorted(_inline_cases()))
+@pytest.mark.parametrize("name", ["norm", "sumsq", "scaled"])
+def test_the_known_total_recorded_inline_equals_the_primitive(monkeypatch, name, case):
+    """``_record_known`` writes the entry and residuals the primitive would: same value, same tape entry (its
+    parents and positions), same gradient at g = 2, same second order."""
+    f, (wrap, model) = REDUCTIONS[name], _inline_cases()[case]
+
+    def run():
+        tapes = []
+        value, pullback = autodiff.vjp(lambda m: _seen(tapes, total(f, wrap(m))), model)
+        entry = tapes[0].tape.entries[tapes[0].index]
+        g2 = grad(lambda m: total(autodiff.sumsq, grad(lambda q: total(f, wrap(q)))(m)))(model)
+        return value, entry[:3], pullback(2.0)[0], g2
+
+    inline = run()
+    monkeypatch.setattr(accel_reductions, "_record_known", lambda r, init, xs: accel_reductions._known_total(
+        r, init, *xs))
+    primitive_path = run()
+    assert inline[0] == primitive_path[0] and inline[1][0] is primitive_path[1][0]
+    assert (inline[1][0] is accel_reductions._known_total) != REFERENCE  # the fused entry, unless switched off
+    assert list(inline[1][1]) == list(primitive_path[1][1]) and list(inline[1][2]) == list(primitive_path[1][2])
+    for got, want in zip(inline[2:], primitive_path[2:]):
+        _same_tree(got, want, rtol=1e-12)
+
+
+def _seen(tapes, out):
+    tapes.append(out)
+    return out
+
+
 # --- collectors: tight loops and compiled readers vs the walks ----------------------------------------------
 
 

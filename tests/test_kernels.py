@@ -174,7 +174,7 @@ def test_reduce_each_matches_reduce_one_by_one(name):
 
 @pytest.mark.parametrize("name", ["sum", "sumsq", "abssum", "maxabs"])
 def test_sum_each_is_the_float64_sum_of_the_kernels(name):
-    floats = [x for x in _mixed_arrays() if type(x) is np.ndarray and x.dtype in (np.float32, np.float64)]
+    floats = [x for x in _mixed_arrays() if type(x) is np.ndarray and x.dtype == np.float64]  # views, 0-d, F order
     total, dtype = K.sum_each(name, floats, math.sqrt if name == "sumsq" else None)
     one_by_one = [K.reduce(name, x) for x in floats]
     expected = sum(map(math.sqrt, one_by_one)) if name == "sumsq" else sum(one_by_one)
@@ -183,11 +183,12 @@ def test_sum_each_is_the_float64_sum_of_the_kernels(name):
     assert K.sum_each(name, [x.astype(np.float32) for x in floats])[1] == np.float32
     assert K.sum_each(name, floats + [np.arange(3)]) is None
     assert K.sum_each(name, floats + [np.float64(1.0)]) is None
+    assert K.sum_each(name, floats + [floats[0].astype(np.float32)]) is None  # the caller sums mixed dtypes
 
 
 @pytest.mark.parametrize("name", ["sumsq_double", "abssum_sign"])
 def test_fused_sum_each_matches_fused_one_by_one(name):
-    floats = [x for x in _mixed_arrays() if type(x) is np.ndarray and x.dtype in (np.float32, np.float64)]
+    floats = [x for x in _mixed_arrays() if type(x) is np.ndarray and x.dtype == np.float64]  # views, 0-d, F order
     total, dtype, outs = K.fused_sum_each(name, floats, lambda x: np.empty(x.shape, x.dtype))
     singles = [K.fused(name, x) for x in floats]
     np.testing.assert_equal(total, sum(value for value, _ in singles))
@@ -196,6 +197,7 @@ def test_fused_sum_each_matches_fused_one_by_one(name):
         np.testing.assert_array_equal(out, single)
         assert out.shape == x.shape and out.dtype == x.dtype
     assert K.fused_sum_each(name, floats + [np.arange(2)], np.empty_like) is None
+    assert K.fused_sum_each(name, floats + [floats[0].astype(np.float32)], np.empty_like) is None
 
 
 def test_models_of_3_62_and_500_arrays_compile_nothing_new():

@@ -22,7 +22,7 @@ import math
 import numpy as np
 
 from .. import _buffers, _kernels, _parallel
-from .._traced import _state
+from .._traced import Tape, _state
 from ..extend import (
     Thunk,
     Traced,
@@ -79,25 +79,33 @@ class Reduction:
         Arrays of both dtypes are summed as the reference does, each value in its array's dtype (a
         float32 array's value is a float32), so the two agree to float64 precision.
         """
-        if self.kernel is None or _mixed(xs):
+        if self.kernel is None:
             return sum(_parallel.map_arrays(self.f, xs), init)
         if not _parallel.splits(xs):
-            got = _kernels.sum_each(self.kernel, xs, self.finish)  # None unless all are float32/float64
-            return None if got is None else init + got[1].type(got[0])
+            got = _kernels.sum_each(self.kernel, xs, self.finish)  # None unless all are of one float dtype
+            return init + got[1].type(got[0]) if got is not None else self._mixed(xs, init)
         if not _kernels.all_fast(xs):
             return None
+        if _mixed(xs):
+            return sum(_parallel.map_arrays(self.f, xs), init)
         raw = _parallel.sum_pieces(_kernels.runner(self.kernel), [x.ravel() for x in xs])
         return _sum(xs, [v if self.finish is None else self.finish(v) for v in raw], init)
+
+    def _mixed(self, xs, init):
+        """Arrays of both float dtypes summed each in its own (the rare case); ``None`` for other dtypes."""
+        return sum(_parallel.map_arrays(self.f, xs), init) if _kernels.all_fast(xs) else None
 
     def total_and_unit_grads(self, xs, init):
         """``init + Σ f(x)`` and the gradients at g = 1 written in the same pass (``None`` without a fused form)."""
         if self.fused_total is None:
             return self.total(xs, init), None
+        if not _parallel.splits(xs):
+            got = self.fused_total(xs)  # None unless all are of one float dtype
+            if got is not None:
+                return init + got[1].type(got[0]), got[2]
+            return self._each_in_its_dtype(xs, init) if _mixed(xs) else (self.total(xs, init), None)
         if _mixed(xs):
             return self._each_in_its_dtype(xs, init)
-        if not _parallel.splits(xs):
-            got = self.fused_total(xs)
-            return (self.total(xs, init), None) if got is None else (init + got[1].type(got[0]), got[2])
         if self.fused_kernel is not None:  # large: pieces shared by two threads
             outs = [_fused_out(x) for x in xs]
             values = _parallel.sum_pieces(_kernels.runner(self.fused_kernel), [x.ravel() for x in xs],
@@ -132,14 +140,15 @@ def _norm_unit(x):
 
 def _norm_unit_total(xs):
     """Σ ||x|| and each ``x / ||x||``: the norms in one kernel loop, then one multiply each; ``None``
-    unless every array is float32/float64 with a nonzero norm."""
-    norms = _kernels.reduce_each("sumsq", xs)
+    unless every array is of one dtype, float32 or float64, with a nonzero norm."""
+    dtypes = {x.dtype for x in xs}
+    norms = _kernels.reduce_each("sumsq", xs) if len(dtypes) == 1 else [None]
     if None in norms or 0.0 in norms:
         return None
     roots = [math.sqrt(v) for v in norms]
     units = [x * (1.0 / n) if x.ndim and x.nbytes < _buffers.MIN_BYTES
              else np.multiply(x, x.dtype.type(1.0 / n), out=_fused_out(x)) for x, n in zip(xs, roots)]
-    return sum(roots), np.result_type(*{x.dtype for x in xs}), units
+    return sum(roots), dtypes.pop(), units
 
 
 _TABLE = {
@@ -205,12 +214,32 @@ def known_total(f, xs, init):
     if r is None or not kinds <= _ARRAY_OR_TRACED:
         return None
     if Traced in kinds:
-        return _known_total(r, init, *xs)
+        return _record_known(r, init, xs)
     got = r.total(xs, init)
     return got if got is not None else sum(map(f, xs), init)
 
 
 _ARRAY_OR_TRACED = {np.ndarray, Traced}
+
+
+def _record_known(r, init, xs):
+    """The ``known_total`` entry, recorded inline when every ``x`` is a float32/float64 array traced on one
+    reverse tape (the common ``grad(lambda m: total(sumsq, m))``); anything else goes through the primitive.
+    The entry and its residuals are exactly those ``_primitive._record`` would write."""
+    tape, values, parents = getattr(xs[0], "tape", None), [], []  # a plain first array: the primitive
+    if type(tape) is not Tape or not tape.active or type(init) not in (float, int):
+        return _known_total(r, init, *xs)
+    for x in xs:
+        value = x.value if type(x) is Traced and x.tape is tape else None
+        if type(value) is not np.ndarray or value.dtype not in _kernels.FAST_DTYPES:
+            return _known_total(r, init, *xs)
+        values.append(value)
+        parents.append(x.index)
+    value, units = r.total_and_unit_grads(values, init)
+    index, entries = len(tape.entries), tape.entries
+    tape.residuals[index] = None if units is None else _Once(units)
+    entries.append((_known_total, parents, list(range(2, len(xs) + 2)), value, [r, init, *values], {}))
+    return Traced(value, tape, index, tape.level)
 
 
 # The fused entry: its forward hands the gradients at g = 1 to its pullback; otherwise the reductions' rules.
