@@ -1,7 +1,8 @@
-"""The backward pass with its most common entry inline: per-argument pullbacks, a plain cotangent.
+"""The backward pass with its most common entries inline: per-argument pullbacks or a residual rule, a plain
+cotangent.
 
 Plugs in as ``autodiff._backward.run``; the reference is ``autodiff._backward.backward``, whose ``step``
-this calls for every other entry (a joint or residual rule, a thunk or a zero, an observer listening).
+this calls for every other entry (a joint rule, a thunk or a zero, an observer listening).
 Off under ``AUTODIFF_REFERENCE=1``.
 
 >>> import autodiff
@@ -14,15 +15,16 @@ import numpy as np
 
 from .. import _backward
 from .._backward import observers, step
-from .._primitive import _rules
+from .._primitive import ResidualRule, _rules
 from .._tangents import add_tangents
 from . import enabled
 
 _PLAIN = (np.ndarray, float, np.float64, np.float32)  # cotangents that are neither thunks nor zeros
+_INLINE = frozenset((tuple, ResidualRule))  # rules pulled back here: per-argument pullbacks, a residual rule
 
 
 def backward_unrolled(tape, seeds, free=False):
-    """``_backward.backward``, with an entry of per-argument pullbacks pulled back inline."""
+    """``_backward.backward``, with an entry of per-argument pullbacks or a residual rule pulled back inline."""
     entries, cts = tape.entries, [None] * len(tape.entries)
     for index, ct in seeds.items():
         cts[index] = add_tangents(cts[index], ct)
@@ -32,17 +34,19 @@ def backward_unrolled(tape, seeds, free=False):
             continue
         prim, parents, argnums, ans, args, kwargs = entry
         rule = _rules.get(prim)
-        if type(rule) is not tuple or type(g) not in _PLAIN or observers:
+        if type(g) not in _PLAIN or observers or type(rule) not in _INLINE:
             step(tape, i, entry, cts, free)
             continue
         cts[i] = None
         if free:
             entries[i] = None
-        if len(parents) != 1:
+        if type(rule) is ResidualRule:
+            _pull_residual(tape, i, rule, g, entry, cts, free)
+        elif len(parents) != 1:
             _pull_each(rule, g, entry, cts)
-            continue
-        c, p = rule[argnums[0]](g, ans, *args, **kwargs), parents[0]
-        cts[p] = c if cts[p] is None else add_tangents(cts[p], c)
+        else:
+            c, p = rule[argnums[0]](g, ans, *args, **kwargs), parents[0]
+            cts[p] = c if cts[p] is None else add_tangents(cts[p], c)
     return cts
 
 
@@ -51,6 +55,16 @@ def _pull_each(rule, g, entry, cts):
     _, parents, argnums, ans, args, kwargs = entry
     for k, p in zip(argnums, parents):
         c = rule[k](g, ans, *args, **kwargs)
+        cts[p] = c if cts[p] is None else add_tangents(cts[p], c)
+
+
+def _pull_residual(tape, i, rule, g, entry, cts, free):
+    """A residual rule's cotangents of the traced arguments (a thunk stays a thunk), added to their parents'."""
+    _, parents, argnums, ans, args, kwargs = entry
+    residuals = tape.residuals.pop(i, None) if free else tape.residuals.get(i)
+    all_cts = rule.bwd(g, residuals, ans, *args, **kwargs)
+    for k, p in zip(argnums, parents):
+        c = all_cts[k]
         cts[p] = c if cts[p] is None else add_tangents(cts[p], c)
 
 
