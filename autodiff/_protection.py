@@ -29,8 +29,7 @@ import numpy as np
 # Reentrant: a pullback collected by the garbage collector mid-``hold`` lets go of its tape's arrays from
 # inside this thread's critical section (both orders keep the counts right, see ``hold``).
 _lock = threading.RLock()
-_counts = {}  # id(base buffer) -> how many holds it has
-_flags = {}  # id(base buffer) -> (the buffer, its writeable flag before the first hold)
+_held = {}  # id(base buffer) -> [how many holds it has, its writeable flag before the first hold]
 _views = {}  # id(base buffer) -> {id(view): (depth below the buffer, view, its writeable flag)}
 
 
@@ -42,18 +41,15 @@ def hold(array):
         root = root.base
         chain.append(root)
     key = id(root)
-    _lock.acquire()
-    try:
-        count = _counts.get(key)
-        if count is None:
-            _flags[key] = (root, root.flags.writeable)
+    with _lock:
+        held = _held.get(key)
+        if held is None:  # counted before anything below may allocate (and so collect): a nested let_go sees it
+            _held[key] = [1, root.flags.writeable]
             root.setflags(write=False)
-            count = 0
-        _counts[key] = count + 1  # before anything below may allocate (and so collect): a nested let_go sees it
+        else:
+            held[0] += 1
         if chain is not None:
             _note_views(key, chain)
-    finally:
-        _lock.release()
     return root
 
 
@@ -68,30 +64,28 @@ def _note_views(key, chain):
 
 def let_go(roots):
     """Drop one hold on each buffer in ``roots``; a buffer no longer held gets its flags back."""
-    _lock.acquire()
-    try:
+    with _lock:
         for root in roots:
             key = id(root)
-            count = _counts[key] - 1
-            if count:
-                _counts[key] = count
-            else:
-                del _counts[key]
-                _restore(key)
-    finally:
-        _lock.release()
+            held = _held[key]
+            held[0] -= 1
+            if held[0]:
+                continue
+            del _held[key]
+            if held[1]:  # put back the flags noted at the first hold: the buffer's first, so its views can follow
+                try:
+                    root.setflags(write=True)
+                except ValueError:
+                    _make_writeable(root)
+            if key in _views:
+                _restore_views(_views.pop(key))
 
 
-def _restore(key):
-    """Put back the flags noted at the first hold: the buffer's first, then its views', bases before views."""
-    root, writeable = _flags.pop(key)
-    if writeable:
-        _make_writeable(root)
-    views = _views.pop(key, None)
-    if views is not None:
-        for _, array, was_writeable in sorted(views.values(), key=_depth):
-            if was_writeable:
-                _make_writeable(array)
+def _restore_views(views):
+    """Put back the flags of the views noted at the first hold, bases before views."""
+    for _, array, was_writeable in sorted(views.values(), key=_depth):
+        if was_writeable:
+            _make_writeable(array)
 
 
 def _depth(noted):
@@ -122,4 +116,5 @@ def held_count(array):
     root = array
     while isinstance(root.base, np.ndarray):
         root = root.base
-    return _counts.get(id(root), 0)
+    held = _held.get(id(root))
+    return 0 if held is None else held[0]
