@@ -109,6 +109,21 @@ class Variables:
         """The primals with variable ``v`` replaced by ``xs[v]`` at every position that holds it."""
         return transform(self.primals, lambda path, leaf: xs[self.at[path]] if path in self.at else leaf, rebuild_node)
 
+    def replace_in(self, mirror, make):
+        """``mirror`` (a structure with the primals' key paths, such as ``grad``'s traced copy of them) with the
+        leaf of variable ``v`` replaced by ``make(v, leaf)`` at every position holding it, made once per variable."""
+        made = {}
+
+        def leaf_fn(path, leaf):
+            v = self.at.get(path)
+            if v is None:
+                return leaf
+            if v not in made:
+                made[v] = make(v, leaf)
+            return made[v]
+
+        return transform(mirror, leaf_fn, rebuild_node)
+
     def dot(self, grads, directions):
         """``sum(g * d)`` over the variables; ``grads`` mirrors the primals, ``None`` meaning zero."""
         by_path = dict(leaves(grads))
@@ -128,7 +143,7 @@ class Variables:
             t = entries[path]
             if t is None:
                 continue
-            _check_leaf(name, t, self.leaves[v], _where(path, bare))
+            _check_leaf(name, t, self.leaves[v], path, bare)
             if directions[v] is None:
                 directions[v], first[v] = t, path
             elif t is not directions[v]:
@@ -147,11 +162,11 @@ def _sum(x):
 def _entries(name, primals, tangents, bare):
     """``{primal leaf path: tangent entry}``; a ``None`` subtree of the tangent gives ``None`` below it."""
     given = dict(leaves(tangents))
-    used = set()
+    used = set()  # the prefixes (None subtrees) that gave an entry
     entries = {}
     for path, _ in leaves(primals):
-        entries[path] = _entry(name, given, path, used, bare)
-    extra = [p for p in given if p not in used and given[p] is not None]
+        entries[path] = given[path] if path in given else _entry(name, given, path, used, bare)
+    extra = [p for p in given if p not in entries and p not in used and given[p] is not None]
     if extra:
         raise ValueError(
             f"{name}: the tangent has an entry at {_where(extra[0], bare)}, where the primal has "
@@ -161,9 +176,7 @@ def _entries(name, primals, tangents, bare):
 
 
 def _entry(name, given, path, used, bare):
-    if path in given:
-        used.add(path)
-        return given[path]
+    """The entry for a primal leaf the tangent does not hold itself: ``None`` under a ``None`` subtree."""
     for k in range(len(path) - 1, 0, -1):
         prefix = path[:k]
         if prefix in given:
@@ -177,8 +190,10 @@ def _entry(name, given, path, used, bare):
     )
 
 
-def _check_leaf(name, t, primal, where):
-    tv, pv = value_of(t), value_of(primal)
+def _check_leaf(name, t, primal, path, bare):
+    if type(t) is np.ndarray and type(primal) is np.ndarray and t.shape == primal.shape and t.dtype == primal.dtype:
+        return  # the common case, with nothing to work out
+    tv, pv, where = value_of(t), value_of(primal), _where(path, bare)
     if not isinstance(tv, (numbers.Number, np.ndarray, np.generic)):
         raise TypeError(
             f"{name}: {where} is a {type(tv).__name__}, but the primal there is {_describe(pv)}; "

@@ -151,9 +151,10 @@ def _reverse_over_forward(f, variables, directions, has_aux):
     """``(H v, aux)``: the gradient of ``<grad f, v>``, which is ``f``'s tangent along ``v``."""
 
     def along(*traced):
-        inner = Variables(traced)  # the same variables in the same order: one traced value per distinct leaf
-        with open_pushforward() as level:
-            out, aux = _split_aux(f(*inner.substitute(_duals(inner.leaves, directions, level))), has_aux, "hvp")
+        with open_pushforward() as level:  # grad traced one value per variable: each becomes a dual along v
+            duals = variables.replace_in(traced, lambda v, x: x if directions[v] is None else dual(x, level,
+                                                                                                  directions[v]))
+            out, aux = _split_aux(f(*duals), has_aux, "hvp")
         tangent = out.tangent if type(out) is Traced and out.tape is level else ZeroTangent()
         primal = out.value if type(out) is Traced and out.tape is level else out  # the pushforward has closed
         slope = materialise(tangent, value_of(primal)) if type(tangent) is not ZeroTangent else 0.0 * primal
