@@ -6,12 +6,12 @@
 0.0
 """
 
+import importlib
+
 from . import numpy  # noqa: F401  (installs array behaviour on traced values)
 from ._accel import backward as _accel_backward
 from ._accel import record as _accel_record
 from ._accel import reductions as _accel_reductions
-from ._compare import Comparison, compare
-from ._explain import Explanation, explain
 from ._ggn import ggnvp
 from ._gradcheck import GradcheckError, gradcheck
 from ._higher import hvp, jvp, linearize
@@ -22,7 +22,6 @@ from ._kernels import warmup
 from ._rule_checks import stop_gradient
 from ._show import show, ties
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk
-from ._trace import Trace, trace
 from ._transforms import grad, value_and_grad, vjp
 from ._vmap import vmap
 from .numpy import abssum, maxabs, scaled, sumsq
@@ -40,3 +39,19 @@ __all__ = [
     "holomorphic_grad", "ggnvp", "vmap",
     "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk",
 ]
+
+# The study tools load on first use: most programs never call them, and they cost import time.
+_LAZY = {"compare": "._compare", "Comparison": "._compare", "explain": "._explain", "Explanation": "._explain",
+         "trace": "._trace", "Trace": "._trace"}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'autodiff' has no attribute {name!r}")
+    value = globals()[name] = getattr(importlib.import_module(module, __name__), name)
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -9,9 +9,10 @@ The functor protocol (shared with ``autodiff``), composable walks and the
 [array([1., 1.])]
 """
 
+import importlib
+
 from ._accel import collect as _accel_collect
 from ._cache import IdentityCache, usecache
-from ._checkpoint import CheckpointError, CheckpointWarning, load, save
 from ._dense import hessian_from_dense, hessian_to_dense
 from ._destructure import destructure
 from ._functor import children, isleaf, leaf, rebuild, register, register_leaf
@@ -44,3 +45,19 @@ __all__ = [
     "DefaultWalk", "StructuralWalk", "FlattenWalk", "ExcludeWalk", "CachedWalk", "CollectWalk", "MissingWalk",
     "TrainableWalk", "Done", "Expand", "execute", "split", "IdentityCache", "usecache",
 ]
+
+
+# Checkpoints load on first use: most programs never save one, and they cost import time.
+_LAZY = {name: "._checkpoint" for name in ("save", "load", "CheckpointError", "CheckpointWarning")}
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'traversal' has no attribute {name!r}")
+    value = globals()[name] = getattr(importlib.import_module(module, __name__), name)
+    return value
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))
