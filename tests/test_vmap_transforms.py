@@ -21,6 +21,7 @@ from torch.func import vmap as tvmap
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, hessian, jacfwd, jacrev, vmap
+from autodiff._traced import value_of
 from autodiff.extend import BatchingWarning
 from layers import MLP
 from layers.losses import binary_cross_entropy_with_logits, mse, softmax_cross_entropy
@@ -244,3 +245,27 @@ def test_jacobians_under_vmap_with_chunks_axes_models_and_nesting():
     tx = torch.tensor(x, requires_grad=True)
     (tvmap(tjacrev(tf))(tx) ** 2).sum().backward()
     np.testing.assert_allclose(penalty, tx.grad.numpy(), **tol)
+
+
+# --- jacobian's one batched pass, counted on the trace (docs/vmap.md) --------------------------------------
+
+
+@pytest.mark.parametrize("chunk_size, passes", [(None, 1), (300, 4)])
+def test_a_jacobian_of_1000_outputs_runs_each_pullback_once_per_chunk(chunk_size, passes):
+    """The trace of ``sum(jacobian(f)(x))``: f's tape has two entries, and the Jacobian's backward pass over it
+    runs each entry's pullback once per chunk (a loop over the outputs would run each 1,000 times), each time
+    with a batch of cotangents (the chunk's rows of the identity)."""
+    w = np.random.default_rng(0).standard_normal((1000, 3))
+
+    def f(x):
+        return anp.tanh(w @ x)
+
+    t = autodiff.trace(lambda x: anp.sum(jacrev(f, chunk_size=chunk_size)(x)), np.ones(3))
+    inner = t.tapes[1]
+    events = [e for e in t.events if e[0] is inner]
+    assert len(inner.entries) == 3  # the input, matmul, tanh
+    assert len(events) == 2 * passes
+    rows = sorted({value_of(g).shape[0] for _, _, _, g, _ in events})  # the batch axis leads the value
+    assert rows == sorted({1000 if chunk_size is None else n for n in (300, 100)})
+    np.testing.assert_allclose(jacrev(f, chunk_size=chunk_size)(np.ones(3)),
+                               jacfwd(f)(np.ones(3)), rtol=1e-12, atol=1e-15)
