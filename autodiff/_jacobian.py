@@ -115,7 +115,10 @@ def _seed(treedef, n, j, row):
 
 
 def _shape(x):
-    return np.shape(value_of(x))
+    """One example's shape under ``vmap`` (the batch axis is not the rule's to see), else the shape."""
+    from .numpy._broadcast import shape_of
+
+    return shape_of(x)
 
 
 def _dtype(x):

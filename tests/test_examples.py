@@ -8,7 +8,16 @@ import numpy as np
 import pytest
 
 import autodiff
-from examples import gradient_norm_penalty, hessian_spectrum, maml, newton_cg, regularised_training, tied_gradients
+from examples import (
+    dp_sgd,
+    fisher_kfac,
+    gradient_norm_penalty,
+    hessian_spectrum,
+    maml,
+    newton_cg,
+    regularised_training,
+    tied_gradients,
+)
 from traversal import trainables
 
 
@@ -82,6 +91,65 @@ def test_tied_array_counts_once_in_total_and_in_the_step():
     assert stepped.embed.weight is stepped.head.weight
     np.testing.assert_allclose(stepped.embed.weight, m.embed.weight - 0.5 * tie_total, rtol=1e-12)
 
+
+
+def _looped(loss, model, x, y):
+    """The oracle for per-example gradients: one ``grad`` per example, each one's leaves in ``trainables`` order."""
+    return [trainables(autodiff.grad(loss)(model, xi, yi)) for xi, yi in zip(x, y)]
+
+
+def test_dp_sgd_per_example_gradients_clipping_and_noise():
+    """Per-example gradients equal torch.func.vmap(grad) and a loop of grads; the clipped sum equals the loop's
+    gradients each scaled by min(1, C/norm); the noise has standard deviation σC/B; a few private steps train."""
+    pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
+    model, curve = dp_sgd.train(steps=10)
+    x, y = (a[:dp_sgd.BATCH] for a in dp_sgd.data())
+    per_example = dp_sgd.per_example_gradients(model, x, y)
+    loop = _looped(dp_sgd.loss, model, x, y)
+    for k, (got, theirs) in enumerate(zip(trainables(per_example), dp_sgd.torch_per_example_gradients(model, x, y))):
+        np.testing.assert_allclose(got, theirs, rtol=1e-10, atol=1e-14)
+        np.testing.assert_allclose(got, np.stack([g[k] for g in loop]), rtol=1e-12, atol=1e-15)
+    loop_norms = np.array([np.sqrt(sum(np.sum(a ** 2) for a in g)) for g in loop])
+    np.testing.assert_allclose(dp_sgd.norms(per_example), loop_norms, rtol=1e-12)
+    assert (loop_norms > dp_sgd.CLIP).any() and (loop_norms < dp_sgd.CLIP).any()  # both branches of the clip
+    scale = np.minimum(1.0, dp_sgd.CLIP / loop_norms)
+    want = [sum(s * g[k] for s, g in zip(scale, loop)) for k in range(len(loop[0]))]
+    summed = trainables(dp_sgd.clipped_sum(per_example))
+    for got, w in zip(summed, want):
+        np.testing.assert_allclose(got, w, rtol=1e-11, atol=1e-14)
+    quiet = trainables(dp_sgd.private_gradient(model, x, y, np.random.default_rng(0), noise=0.0))
+    for got, w in zip(quiet, want):
+        np.testing.assert_allclose(got, w / len(x), rtol=1e-11, atol=1e-14)
+    rng = np.random.default_rng(1)
+    residuals = np.concatenate([(a - b).ravel() for _ in range(10) for a, b in
+                                zip(trainables(dp_sgd.private_gradient(model, x, y, rng)), quiet)])
+    expected = dp_sgd.NOISE * dp_sgd.CLIP / len(x)
+    assert abs(residuals.std() / expected - 1) < 0.1 and abs(residuals.mean()) < 0.1 * expected
+    assert curve[-1, 0] < curve[0, 0]
+
+
+def test_fisher_diagonal_and_kfac_factors_match_loops_of_grads():
+    """The Fisher diagonal is the mean square of a loop of grads; for each Dense layer the loop's weight gradient
+    is g aᵀ (and its bias gradient g) with the example's a and g; A and G are the loop's mean outer products;
+    the exact Fisher block's diagonal is the weight's Fisher diagonal."""
+    from layers import MLP
+
+    x, y = fisher_kfac.data(n=24)
+    model = MLP(fisher_kfac.SIZES, dtype=np.float64, seed=1)
+    loop = _looped(fisher_kfac.loss, model, x, y)
+    diagonal = trainables(fisher_kfac.fisher_diagonal(model, x, y))
+    for k, got in enumerate(diagonal):
+        np.testing.assert_allclose(got, np.mean([g[k] ** 2 for g in loop], axis=0), rtol=1e-11, atol=1e-16)
+    for layer, leaf in ((0, 0), (2, 2)):  # model.layers[layer]'s weight is trainables' leaf, its bias the next
+        a, g = fisher_kfac.layer_inputs_and_output_gradients(model, layer, x, y)
+        for i, grads in enumerate(loop):
+            np.testing.assert_allclose(grads[leaf], np.outer(g[i], a[i]), rtol=1e-11, atol=1e-15)
+            np.testing.assert_allclose(grads[leaf + 1], g[i], rtol=1e-11, atol=1e-15)
+        A, G = fisher_kfac.kfac_factors(model, layer, x, y)
+        np.testing.assert_allclose(A, np.mean([np.outer(v, v) for v in a], axis=0), rtol=1e-12)
+        np.testing.assert_allclose(G, np.mean([np.outer(v, v) for v in g], axis=0), rtol=1e-12, atol=1e-16)
+        block = fisher_kfac.fisher_block(model, layer, x, y)
+        np.testing.assert_allclose(np.diag(block), diagonal[leaf].ravel(), rtol=1e-11, atol=1e-16)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXAMPLES = sorted(f[:-3] for f in os.listdir(os.path.join(ROOT, "examples")) if f.endswith(".py") and f[0] != "_")

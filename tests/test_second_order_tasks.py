@@ -5,7 +5,8 @@ small error; ``ours()`` is repeatable (the harness calls it many times); and ``o
 an oracle that takes another road, mostly on a tiny version built by the same setup function: ``eigvalsh``
 of the dense Hessian (``autodiff.hessian``, forward over reverse), the Gauss-Newton matrix assembled from
 a dense Jacobian and the closed-form loss Hessian, per-example gradients by hand, central finite
-differences, ``np.linalg.solve`` of the closed-form logistic Hessian, and ``zᵀHz`` with the dense Hessian.
+differences, ``np.linalg.solve`` of the closed-form logistic Hessian, ``zᵀHz`` with the dense Hessian, and the
+closed-form input Jacobian ``W1 diag(1 - h²) W0`` of each example.
 """
 
 import doctest
@@ -23,6 +24,7 @@ from bench.second_order_tasks import (
     ggn_product,
     hutchinson_trace,
     influence_cg,
+    input_jacobians,
     logistic_grad_1d,
     maml_meta_step,
     per_example_gradients,
@@ -39,6 +41,7 @@ TINY = {  # each task built small by its own setup function: for the oracles and
     influence_cg: dict(d=6, n=40, steps=6),
     logistic_grad_1d: dict(d=7, n=30),
     hutchinson_trace: dict(sizes=(4, 3, 2), batch=5),
+    input_jacobians: dict(sizes=(5, 4, 3), batch=6),
 }
 
 
@@ -160,6 +163,17 @@ def test_per_example_gradients_and_fisher_match_backpropagation_by_hand():
     for a, b in zip(ours, expected):
         np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-15)
 
+
+
+def test_per_example_input_jacobians_are_the_closed_form():
+    task = input_jacobians(None, **TINY[input_jacobians])
+    (jac,) = task.ours()
+    w0, b0, w1, _ = trainables(task.problem["model"])
+    x = task.problem["x"]
+    h = np.tanh(x @ w0.T + b0)
+    expected = np.einsum("oh,nh,hi->noi", w1, 1 - h * h, w0)
+    assert jac.shape == (len(x), w1.shape[0], w0.shape[1])
+    np.testing.assert_allclose(jac, expected, rtol=1e-12, atol=1e-15)
 
 def test_maml_meta_gradient_matches_central_differences():
     task = maml_meta_step(None, **TINY[maml_meta_step])
