@@ -144,17 +144,24 @@ def loop_rule(prim):
     return lambda level, args, bdims, kwargs: loop(prim, level, args, bdims, kwargs)
 
 
-def fold_leading(prim, shape_at=None):
+def fold_leading(prim, shape_at=None, arrays=1):
     """The rule of an op that maps its first argument's leading axis (images in a batch: ``conv2d``, ``im2col``):
     the vmap's batch folds into that axis and unfolds from the output's.  ``shape_at`` names an argument giving
-    the output's full shape (``col2im``), whose leading size grows by the batch."""
+    the output's full shape (``col2im``), whose leading size grows by the batch.  ``arrays`` says how many
+    leading arguments are such stacks (``pool_gather(h, x, ...)``: two); one shared by every example is
+    broadcast along the batch first.  A later argument batched runs the loop."""
 
     def rule(level, args, bdims, kwargs):
+        from .._batch_rules import loop
         from ._shape import reshape
 
+        if any(b is not None for b in bdims[arrays:]):
+            return loop(prim, level, args, bdims, kwargs)
         args = list(args)
-        shape = shape_of(args[0])
-        args[0] = reshape(args[0], (shape[0] * shape[1],) + shape[2:])
+        for i in range(arrays):
+            a = args[i] if bdims[i] is not None else _broadcast_batch(args[i], level.size)
+            shape = shape_of(a)
+            args[i] = reshape(a, (shape[0] * shape[1],) + shape[2:])
         if shape_at is not None:
             full = tuple(args[shape_at])
             args[shape_at] = (level.size * full[0],) + full[1:]
@@ -162,7 +169,14 @@ def fold_leading(prim, shape_at=None):
         shape = shape_of(out)
         return reshape(out, (level.size, shape[0] // level.size) + shape[1:]), 0
 
-    return first_only(prim, rule)
+    return rule
+
+
+def _broadcast_batch(a, size):
+    """``a``, the same for every example, with a leading batch axis of ``size``."""
+    from ._broadcast import broadcast_to
+
+    return broadcast_to(a, (size,) + shape_of(a))
 
 
 def per_example(fn, x, axis=None):
