@@ -7,17 +7,15 @@ A rule gets the arguments with its level unwrapped and their batch dims
 read with ``shape_of``, which already hides every *other* ``vmap``'s axis.
 """
 
+import functools
 import inspect
 
 import numpy as np
 
+from .._batching import example_shape as _example_shape
 from ..extend import Traced
 
-
-def shape_of(x):
-    from ._broadcast import shape_of  # at call time: _broadcast registers rules made here
-
-    return shape_of(x)
+shape_of = _example_shape  # one example's shape, as ``_broadcast.shape_of`` reads it (hides every vmap's axis)
 
 
 def example_shape(a, bdim):
@@ -77,9 +75,14 @@ def shift(axis, ndim):
     return int(axis) % max(ndim, 1) + 1
 
 
+@functools.cache
+def _signature(fun):
+    return inspect.signature(fun)
+
+
 def _bound(prim, args, kwargs):
     """The call's arguments by name (``sum(x, 0)`` and ``sum(x, axis=0)`` alike)."""
-    signature = inspect.signature(prim.fun)
+    signature = _signature(prim.fun)
     bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()
     named = {}
