@@ -246,6 +246,13 @@ def test_batch_norm_under_vmap_normalises_each_example_by_its_own_statistics():
     np.testing.assert_allclose(var, x.var(axis=(1, 3, 4)), rtol=1e-12)
 
 
+def test_a_batch_norm_layer_trained_under_vmap_returns_running_statistics_per_example():
+    rng = np.random.default_rng(6)
+    x, layer = rng.standard_normal((4, 2, 3, 5, 5)), BatchNorm.init(3, np.float64)
+    running = vmap(lambda xi: layer.forward(xi, train=True)[1].running_mean)(x)
+    np.testing.assert_allclose(running, [layer.forward(xi, train=True)[1].running_mean for xi in x], rtol=1e-12)
+
+
 # --- per-example gradients of a small convnet, against torch.func ----------------------------------------
 
 

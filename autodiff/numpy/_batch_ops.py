@@ -206,6 +206,15 @@ def matmul_rule(level, args, bdims, kwargs):
         return reshape(matmul(reshape(x, (-1, xs[-1])), y), out_shape), 0
     if bx is not None and by is not None and len(xs) == len(ys) == 2 and xs[1] == 1:
         return batched_outer(x, y), 0
+    return reshape(_stacked_matmul(level, x, y, bx, by), out_shape), 0
+
+
+def _stacked_matmul(level, x, y, bx, by):
+    """``x @ y`` with the batch one more leading axis of numpy's stacked matmul (vectors made matrices)."""
+    from ._linalg import matmul
+    from ._shape import reshape
+
+    xs, ys = example_shape(x, bx), example_shape(y, by)
     if bx is not None and len(xs) == 1:
         x = reshape(x, (level.size, 1) + xs)
     if by is not None and len(ys) == 1:
@@ -213,7 +222,7 @@ def matmul_rule(level, args, bdims, kwargs):
     rank = max(len(xs), len(ys), 2)
     x = x if bx is None else align(x, rank)
     y = y if by is None else align(y, rank)
-    return reshape(matmul(x, y), out_shape), 0
+    return matmul(x, y)
 
 
 def _batched_outer(x, y):
