@@ -10,6 +10,7 @@ import importlib
 
 from . import numpy  # noqa: F401  (installs array behaviour on traced values)
 from ._accel import backward as _accel_backward
+from ._accel import batching as _accel_batching
 from ._accel import record as _accel_record
 from ._accel import reductions as _accel_reductions
 from ._ggn import ggnvp
@@ -29,6 +30,7 @@ from .numpy import abssum, maxabs, scaled, sumsq
 _accel_backward.install()
 _accel_record.install()  # the accelerations plug in beside the reference core (off under AUTODIFF_REFERENCE=1)
 _accel_reductions.install()
+_accel_batching.install()
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "jacrev", "jacfwd", "hessian", "hvp",

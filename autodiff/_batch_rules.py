@@ -15,6 +15,7 @@ from ._traced import value_of as _strip
 
 _batch_rules = {}
 _warned = set()  # primitives whose loop fallback has warned
+_SEQUENCES = (tuple, list)
 
 
 class BatchingWarning(UserWarning):
@@ -38,12 +39,14 @@ def batch_rule_of(prim, level, args, kwargs):
 
 def _nested_batched(level, args, kwargs):
     """Is a value of ``level`` hidden in a keyword or inside a tuple/list argument (rules see top-level ones)?"""
-    stack = list(kwargs.values()) + [a for a in args if type(a) in (tuple, list)]
+    stack = [a for a in args if type(a) in _SEQUENCES]
+    if kwargs:
+        stack.extend(kwargs.values())
     while stack:
         x = stack.pop()
         if type(x) is Traced and x.level == level.level:
             return True
-        if type(x) in (tuple, list):
+        if type(x) in _SEQUENCES:
             stack.extend(x)
     return False
 

@@ -112,8 +112,10 @@ def escaped(name, level):
 
 def example_shape(x):
     """The shape of one example of ``x``: its innermost value's, without the batch axes leading it."""
-    depth = batch_depth(x)
+    depth = 0
     while type(x) is Traced:
+        if type(x.tape) is Batch:  # its batch axis leads the value below: not part of an example's shape
+            depth += 1
         x = x.value
     shape = x.shape if type(x) is np.ndarray else np.shape(x)
     return shape[depth:] if depth else shape

@@ -10,7 +10,7 @@ import functools
 
 import numpy as np
 
-from ._batching import Batch, batched, open_batch
+from ._batching import Batch, batched, example_shape, open_batch
 from ._traced import Traced
 from ._transforms import split_tuple_outputs
 from ._trees import format_path, leaves, rebuild_node, transform
@@ -95,13 +95,17 @@ def _describe(spec):
 
 
 def _batched_leaves(args, in_axes):
-    """``{path: (leaf, axis, its size)}`` for every leaf given a batch axis."""
+    """``{path: (leaf, axis, its size)}`` for every leaf given a batch axis (an argument whose ``in_axes``
+    entry is ``None``, a model beside the data, is not walked)."""
     axis_of = _axes_for(in_axes, args, "in_axes")
     found = {}
-    for path, leaf in leaves(tuple(args)):
-        axis = axis_of(path)
-        if axis is not None:
-            found[path] = (leaf, *_normalised(leaf, axis, path))
+    for i, arg in enumerate(args):
+        if type(in_axes) in (tuple, list) and in_axes[i] is None:
+            continue
+        for path, leaf in leaves(arg, (i,)):
+            axis = axis_of(path)
+            if axis is not None:
+                found[path] = (leaf, *_normalised(leaf, axis, path))
     return found
 
 
@@ -121,10 +125,8 @@ def _normalised(leaf, axis, path):
 
 
 def _shape(x):
-    from .numpy._broadcast import shape_of
-
     if isinstance(x, (np.ndarray, np.generic, Traced)):
-        return shape_of(x)
+        return example_shape(x)
     return () if isinstance(x, (int, float, complex)) else None
 
 
@@ -162,7 +164,8 @@ def _substitute(args, inputs, level):
             made[key] = batched(_to_front(leaf, axis), level)
         return made[key]
 
-    return tuple(transform(a, leaf_fn, rebuild_node, (i,)) for i, a in enumerate(args))
+    walked = {path[0] for path in inputs}  # the arguments with a batched leaf: the others stay as they are
+    return tuple(transform(a, leaf_fn, rebuild_node, (i,)) if i in walked else a for i, a in enumerate(args))
 
 
 def _to_front(x, axis):
@@ -176,17 +179,17 @@ def _to_front(x, axis):
 
 
 def _outputs(out, out_axes, level):
+    from .numpy import broadcast_to, moveaxis
+
     axis_of = _axes_for(out_axes, out, "out_axes")
 
     def leaf_fn(path, leaf):
-        return _output_leaf(leaf, axis_of(path), level, path)
+        return _output_leaf(leaf, axis_of(path), level, path, broadcast_to, moveaxis)
 
     return transform(out, leaf_fn, rebuild_node)
 
 
-def _output_leaf(leaf, axis, level, path):
-    from .numpy import broadcast_to, moveaxis
-
+def _output_leaf(leaf, axis, level, path, broadcast_to, moveaxis):
     mine = type(leaf) is Traced and leaf.tape is level
     if axis is None:
         if mine:

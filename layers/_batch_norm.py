@@ -26,6 +26,7 @@ from autodiff.extend import (
     Thunk,
     ZeroTangent,
     add_tangents,
+    defbatch,
     defjvp_joint,
     defvjp_joint,
     jvp_via_ad,
@@ -229,6 +230,90 @@ def _batch_norm_jvp(tangents, ans, x, gamma, beta, eps):
 
 defvjp_joint(batch_norm, _batch_norm_vjp)
 defjvp_joint(batch_norm, _batch_norm_jvp)
+
+
+# --- under vmap: each example its own statistics (as torch.func.vmap does), the batch folded into the channels ---
+
+
+def _front(a, bdim, size):
+    """``a`` with a leading batch axis: broadcast along it when ``a`` is the same for every example."""
+    return a if bdim is not None else anp.broadcast_to(a, (size,) + np.shape(value_of(a)))
+
+
+def _fold_channels(a, bdim, size):
+    """``(B, N, C, ...)`` as ``(N, B·C, ...)``: example ``b``'s channel ``c`` becomes channel ``b·C + c``, so
+    per-channel statistics are per example and channel (free of copies when ``N`` is 1)."""
+    a = anp.moveaxis(_front(a, bdim, size), 0, 1)
+    shape = np.shape(value_of(a))
+    return anp.reshape(a, (shape[0], shape[1] * shape[2]) + shape[3:])
+
+
+def _unfold_channels(a, size):
+    """The inverse of :func:`_fold_channels`: ``(N, B·C, ...)`` back to ``(B, N, C, ...)``."""
+    shape = np.shape(value_of(a))
+    return anp.moveaxis(anp.reshape(a, (shape[0], size, shape[1] // size) + shape[2:]), 1, 0)
+
+
+def _fold_vectors(v, bdim, size, lead=0):
+    """Per-channel vectors ``(B, [lead,] C)`` (or one ``([lead,] C)`` for all) as ``([lead,] B·C)``."""
+    v = _front(v, bdim, size)
+    if lead:
+        v = anp.moveaxis(v, 0, 1)
+    shape = np.shape(value_of(v))
+    return anp.reshape(v, shape[:lead] + (shape[lead] * shape[lead + 1],))
+
+
+def _unfold_vectors(v, size, lead=0):
+    """``([lead,] B·C)`` back to ``(B, [lead,] C)``."""
+    shape = np.shape(value_of(v))
+    v = anp.reshape(v, shape[:lead] + (size, shape[lead] // size))
+    return anp.moveaxis(v, lead, 0) if lead else v
+
+
+def _static_eps(prim, level, args, bdims, kwargs):
+    """The loop for a call these rules do not fold (``eps`` batched, or keywords); ``None`` otherwise."""
+    if kwargs or bdims[-1] is not None:
+        from autodiff._batch_rules import loop
+
+        return loop(prim, level, args, bdims, kwargs)
+    return None
+
+
+def _batch_norm_batch(level, args, bdims, kwargs):
+    looped = _static_eps(batch_norm, level, args, bdims, kwargs)
+    if looped is not None:
+        return looped
+    (x, gamma, beta, eps), n = args, level.size
+    out = batch_norm(_fold_channels(x, bdims[0], n), _fold_vectors(gamma, bdims[1], n),
+                     _fold_vectors(beta, bdims[2], n), eps)
+    y, mean, var = (out[k] for k in range(3))
+    return (_unfold_channels(y, n), _unfold_vectors(mean, n), _unfold_vectors(var, n)), 0
+
+
+def _bn_grad_sums_batch(level, args, bdims, kwargs):
+    looped = _static_eps(bn_grad_sums, level, args, bdims, kwargs)
+    if looped is not None:
+        return looped
+    (g, x, mean, var, eps), n = args, level.size
+    sums = bn_grad_sums(_fold_channels(g, bdims[0], n), _fold_channels(x, bdims[1], n),
+                        _fold_vectors(mean, bdims[2], n), _fold_vectors(var, bdims[3], n), eps)
+    return _unfold_vectors(sums, n, lead=1), 0
+
+
+def _bn_grad_input_batch(level, args, bdims, kwargs):
+    looped = _static_eps(bn_grad_input, level, args, bdims, kwargs)
+    if looped is not None:
+        return looped
+    (g, x, gamma, mean, var, sums, eps), n = args, level.size
+    vectors = [_fold_vectors(v, b, n) for v, b in zip((gamma, mean, var), bdims[2:5])]
+    dx = bn_grad_input(_fold_channels(g, bdims[0], n), _fold_channels(x, bdims[1], n), *vectors,
+                       _fold_vectors(sums, bdims[5], n, lead=1), eps)
+    return _unfold_channels(dx, n), 0
+
+
+defbatch(batch_norm, _batch_norm_batch)
+defbatch(bn_grad_sums, _bn_grad_sums_batch)
+defbatch(bn_grad_input, _bn_grad_input_batch)
 
 
 def batch_norm_reference(x, gamma, beta, eps):

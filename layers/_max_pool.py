@@ -23,7 +23,8 @@ as in torch.nn.MaxPool2d, and a NaN wins over numbers (the first NaN, as
 
 import numpy as np
 
-from autodiff.extend import ZeroTangent, defjvp, defvjp, primitive
+from autodiff.extend import ZeroTangent, defbatch, defjvp, defvjp, primitive
+from autodiff.numpy._batch_helpers import fold_leading
 
 from . import _pieces
 from ._jit import Kernel, readonly, writable
@@ -152,6 +153,8 @@ defvjp(pool_gather, lambda g, ans, h, x, k, s, p: pool_scatter(g, x, k, s, p), _
 defvjp(pool_scatter, lambda g, ans, h, x, k, s, p: pool_gather(g, x, k, s, p), _constant)
 defjvp(pool_gather, lambda t, ans, h, x, k, s, p: pool_gather(t, x, k, s, p), _constant)
 defjvp(pool_scatter, lambda t, ans, h, x, k, s, p: pool_scatter(t, x, k, s, p), _constant)
+defbatch(pool_gather, fold_leading(pool_gather, arrays=2))  # under vmap: the examples' images are one bigger stack
+defbatch(pool_scatter, fold_leading(pool_scatter, arrays=2))
 
 
 def max_pool(x, kernel, stride, padding):

@@ -5,7 +5,8 @@ each test still compares the acceleration, called by hand, with the reference.)
 - ``autodiff._accel.record``: the unrolled one-traced-argument case of ``_primitive._record``;
 - ``autodiff._accel.reductions``: known reductions over a model, fused and threaded (``total``'s fast path),
   and the kernel forwards of sumsq/abssum/maxabs;
-- ``traversal._accel.collect``: ``total``'s tight-loop collectors and compiled readers.
+- ``traversal._accel.collect``: ``total``'s tight-loop collectors and compiled readers;
+- ``autodiff._accel.batching``: vmap's batched outer products (per-example weight gradients) in pooled buffers.
 """
 
 import numpy as np
@@ -16,9 +17,10 @@ import autodiff
 import autodiff.numpy as anp
 from autodiff import _primitive, grad
 from autodiff._accel import REFERENCE
+from autodiff._accel import batching as accel_batching
 from autodiff._accel import record as accel_record
 from autodiff._accel import reductions as accel_reductions
-from autodiff.numpy import _named
+from autodiff.numpy import _batch_ops, _named
 from traversal import _collect, fmap, total, trainables
 from traversal._accel import collect as accel_collect
 
@@ -38,6 +40,7 @@ def test_the_switch_installs_exactly_when_not_reference():
     assert (_collect.parameters is accel_collect.parameters) != REFERENCE
     assert (_named.sumsq.fun is _named._sumsq) == REFERENCE
     assert (accel_reductions.lookup(autodiff.sumsq) is None) == REFERENCE
+    assert (_batch_ops.batched_outer is accel_batching.batched_outer_fast) != REFERENCE
 
 
 # --- the unrolled recording --------------------------------------------------------------------------------
@@ -196,3 +199,39 @@ def test_fast_collectors_with_a_match_equal_the_walks():
         grads = grad(lambda m: total(autodiff.sumsq, m))(model)
         assert [id(x) for x, _ in accel_collect.parameter_pairs(model, grads, match)] == \
             [id(x) for x, _ in _collect.reference_parameter_pairs(model, grads, match)]
+
+
+# --- batched outer products: a pooled buffer on two threads vs the broadcast multiply ----------------------
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_pooled_batched_outer_product_equals_the_multiply_and_is_not_reused_while_held(dtype):
+    rng = np.random.default_rng(2)
+    x, y = rng.standard_normal((16, 400, 1)).astype(dtype), rng.standard_normal((16, 1, 200)).astype(dtype)
+    first = accel_batching.batched_outer_fast(x, y)  # 10 MB (float64): from the pool, on two threads
+    second = accel_batching.batched_outer_fast(2 * x, y)
+    np.testing.assert_array_equal(first, x * y)  # held, so the second product went elsewhere
+    np.testing.assert_array_equal(second, 2 * x * y)
+    assert first.dtype == second.dtype == dtype
+
+
+@pytest.mark.parametrize("outer", ["reference", "accelerated"])
+def test_per_example_weight_gradients_with_and_without_the_pooled_outer_product(monkeypatch, outer):
+    """vmap(grad) of a dense layer (its weight gradient is the batched outer product), and second order."""
+    rng = np.random.default_rng(4)
+    w, xs = rng.standard_normal((30, 40)), rng.standard_normal((6, 40))
+
+    def loss(w, x):
+        return anp.sum(anp.tanh(x[None] @ w.T) ** 2)
+
+    def per_example(w):
+        return autodiff.vmap(grad(loss), in_axes=(None, 0))(w, xs)
+
+    monkeypatch.setattr(_batch_ops, "batched_outer", _batch_ops._batched_outer)
+    want = (per_example(w), grad(lambda w: anp.sum(per_example(w) ** 2))(w))
+    if outer == "accelerated":
+        monkeypatch.setattr(_batch_ops, "batched_outer", accel_batching.batched_outer_fast)
+    got = (per_example(w), grad(lambda w: anp.sum(per_example(w) ** 2))(w))
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-12)
+    np.testing.assert_allclose(got[0], [grad(loss)(w, x) for x in xs], rtol=1e-12)

@@ -22,6 +22,7 @@ import layers
 from autodiff import _accel, _backward, _buffers, _kernels, _layouts, _parallel, _primitive, _trees
 from autodiff._accel import reductions as _accel_reductions
 from autodiff._trees import leaves
+from autodiff.numpy import _batch_ops
 from layers import _jit
 from traversal import _collect, fmap, isnumeric, total
 
@@ -53,6 +54,7 @@ SWITCHES = [
     ("unrolled backward pass", lambda: _backward.run is not _backward.backward, lambda: True),
     ("fused known reductions", lambda: _accel_reductions.lookup(anp.sumsq) is not None, lambda: True),
     ("fast collectors", lambda: _collect.parameters is not _collect.reference_parameters, lambda: True),
+    ("pooled batched outer products", lambda: _batch_ops.batched_outer is not _batch_ops._batched_outer, lambda: True),
 ]
 
 

@@ -6,7 +6,8 @@ read once at import, switches every acceleration off at once, so the reference c
 suite both ways).  ``AUTODIFF_ACCEL_OFF=record,backward`` (a comma-separated list of the names below)
 switches some off alone, to measure what each buys (``python -m bench.accelerations``): ``record`` (the
 unrolled recording), ``backward`` (the unrolled backward pass), ``reductions`` (fused model-wide reductions
-and the reductions' kernel forwards), ``collectors`` (traversal's tight-loop collectors and compiled readers).
+and the reductions' kernel forwards), ``batching`` (vmap's batched outer products in pooled buffers),
+``collectors`` (traversal's tight-loop collectors and compiled readers).
 
 >>> isinstance(REFERENCE, bool), enabled("record") == (not REFERENCE and "record" not in OFF)
 (True, True)

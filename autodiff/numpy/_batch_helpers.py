@@ -7,17 +7,15 @@ A rule gets the arguments with its level unwrapped and their batch dims
 read with ``shape_of``, which already hides every *other* ``vmap``'s axis.
 """
 
+import functools
 import inspect
 
 import numpy as np
 
+from .._batching import example_shape as _example_shape
 from ..extend import Traced
 
-
-def shape_of(x):
-    from ._broadcast import shape_of  # at call time: _broadcast registers rules made here
-
-    return shape_of(x)
+shape_of = _example_shape  # one example's shape, as ``_broadcast.shape_of`` reads it (hides every vmap's axis)
 
 
 def example_shape(a, bdim):
@@ -77,9 +75,14 @@ def shift(axis, ndim):
     return int(axis) % max(ndim, 1) + 1
 
 
+@functools.cache
+def _signature(fun):
+    return inspect.signature(fun)
+
+
 def _bound(prim, args, kwargs):
     """The call's arguments by name (``sum(x, 0)`` and ``sum(x, axis=0)`` alike)."""
-    signature = inspect.signature(prim.fun)
+    signature = _signature(prim.fun)
     bound = signature.bind(*args, **kwargs)
     bound.apply_defaults()
     named = {}
@@ -144,17 +147,24 @@ def loop_rule(prim):
     return lambda level, args, bdims, kwargs: loop(prim, level, args, bdims, kwargs)
 
 
-def fold_leading(prim, shape_at=None):
+def fold_leading(prim, shape_at=None, arrays=1):
     """The rule of an op that maps its first argument's leading axis (images in a batch: ``conv2d``, ``im2col``):
     the vmap's batch folds into that axis and unfolds from the output's.  ``shape_at`` names an argument giving
-    the output's full shape (``col2im``), whose leading size grows by the batch."""
+    the output's full shape (``col2im``), whose leading size grows by the batch.  ``arrays`` says how many
+    leading arguments are such stacks (``pool_gather(h, x, ...)``: two); one shared by every example is
+    broadcast along the batch first.  A later argument batched runs the loop."""
 
     def rule(level, args, bdims, kwargs):
+        from .._batch_rules import loop
         from ._shape import reshape
 
+        if any(b is not None for b in bdims[arrays:]):
+            return loop(prim, level, args, bdims, kwargs)
         args = list(args)
-        shape = shape_of(args[0])
-        args[0] = reshape(args[0], (shape[0] * shape[1],) + shape[2:])
+        for i in range(arrays):
+            a = args[i] if bdims[i] is not None else _broadcast_batch(args[i], level.size)
+            shape = shape_of(a)
+            args[i] = reshape(a, (shape[0] * shape[1],) + shape[2:])
         if shape_at is not None:
             full = tuple(args[shape_at])
             args[shape_at] = (level.size * full[0],) + full[1:]
@@ -162,7 +172,14 @@ def fold_leading(prim, shape_at=None):
         shape = shape_of(out)
         return reshape(out, (level.size, shape[0] // level.size) + shape[1:]), 0
 
-    return first_only(prim, rule)
+    return rule
+
+
+def _broadcast_batch(a, size):
+    """``a``, the same for every example, with a leading batch axis of ``size``."""
+    from ._broadcast import broadcast_to
+
+    return broadcast_to(a, (size,) + shape_of(a))
 
 
 def per_example(fn, x, axis=None):

@@ -192,12 +192,28 @@ def put_diagonal_rule(level, args, bdims, kwargs):
 
 
 def matmul_rule(level, args, bdims, kwargs):
-    """A batched vector becomes a one-row (or one-column) matrix, ranks are aligned, and numpy's own
+    """A matrix (or vector) shared by every example multiplies the batch folded into rows: one GEMM.  Two
+    batched operands whose contraction has length one make a batched outer product, a broadcast multiply.
+    Otherwise a batched vector becomes a one-row (or one-column) matrix, ranks are aligned, and numpy's own
     broadcasting over leading axes does the rest; the result is reshaped to one example's shape per example."""
     from ._linalg import matmul
     from ._shape import reshape
 
     (x, y), (bx, by) = args, bdims
+    xs, ys = example_shape(x, bx), example_shape(y, by)
+    out_shape = (level.size,) + _matmul_shape(xs, ys)
+    if by is None and len(ys) <= 2:  # (B, ..., k) @ (k, m): rows of every example at once
+        return reshape(matmul(reshape(x, (-1, xs[-1])), y), out_shape), 0
+    if bx is not None and by is not None and len(xs) == len(ys) == 2 and xs[1] == 1:
+        return batched_outer(x, y), 0
+    return reshape(_stacked_matmul(level, x, y, bx, by), out_shape), 0
+
+
+def _stacked_matmul(level, x, y, bx, by):
+    """``x @ y`` with the batch one more leading axis of numpy's stacked matmul (vectors made matrices)."""
+    from ._linalg import matmul
+    from ._shape import reshape
+
     xs, ys = example_shape(x, bx), example_shape(y, by)
     if bx is not None and len(xs) == 1:
         x = reshape(x, (level.size, 1) + xs)
@@ -206,7 +222,18 @@ def matmul_rule(level, args, bdims, kwargs):
     rank = max(len(xs), len(ys), 2)
     x = x if bx is None else align(x, rank)
     y = y if by is None else align(y, rank)
-    return reshape(matmul(x, y), (level.size,) + _matmul_shape(xs, ys)), 0
+    return matmul(x, y)
+
+
+def _batched_outer(x, y):
+    """``x @ y`` for ``(B, n, 1)`` and ``(B, 1, m)``: nothing to sum, so the broadcast product ``(B, n, m)``
+    (per-example weight gradients ``xᵀg`` are these).  :mod:`autodiff._accel.batching` replaces it."""
+    from ._elementwise import multiply
+
+    return multiply(x, y)
+
+
+batched_outer = _batched_outer  # the hook autodiff._accel.batching puts its pooled, two-thread twin in
 
 
 def _matmul_shape(xs, ys):
