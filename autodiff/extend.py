@@ -24,6 +24,7 @@ import sys
 
 from ._arguments import is_differentiable
 from ._batch_rules import BatchingWarning, _batch_rules
+from ._batching import batch_through
 from ._containers import register_container, register_leaf
 from ._forward import jvp_via_ad
 from ._jvp_rules import _jvp_rules, joint_jvp, linear_jvp, per_argument_jvp
@@ -37,7 +38,7 @@ __all__ = [
     "primitive", "defvjp", "defvjp_joint", "defvjp_fwd_bwd", "defjvp", "defjvp_joint", "deflinear",
     "Primitive", "Traced", "value_of", "is_differentiable", "register_container", "register_leaf",
     "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents", "vjp_via_ad", "jvp_via_ad",
-    "check_rules", "RuleWarning", "defbatch", "BatchingWarning",
+    "check_rules", "RuleWarning", "defbatch", "batch_through", "BatchingWarning",
 ]
 
 

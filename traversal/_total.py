@@ -20,6 +20,8 @@ from autodiff.extend import (
     Traced,
     ZeroTangent,
     add_tangents,
+    batch_through,
+    defbatch,
     defjvp_joint,
     defvjp_fwd_bwd,
     jvp_via_ad,
@@ -145,3 +147,4 @@ def _pushforward(tangents, ans, spec, init, *args):
 _total = primitive(_value, "total")
 defvjp_fwd_bwd(_total, _forward, _backward)
 defjvp_joint(_total, _pushforward)
+defbatch(_total, batch_through(_value))  # under vmap: the plain sum, each op of f batched by its own rule

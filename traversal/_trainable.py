@@ -6,7 +6,7 @@ import functools
 import numpy as np
 
 from autodiff._for_traversal import set_trainable_filter
-from autodiff.extend import value_of
+from autodiff.extend import Traced
 
 from ._cache import IdentityCache
 from ._functor import children, rebuild
@@ -16,13 +16,15 @@ __all__ = ["isnumeric", "trainable", "trainables", "TrainableWalk", "trainable_v
 
 
 def isnumeric(x):
-    """True for numpy arrays of float or complex dtype (traced or not): the parameters.
+    """True for numpy arrays of float or complex dtype (traced, dual or batched by ``vmap``, or not): the
+    parameters.
 
     >>> isnumeric(np.ones(2)), isnumeric(np.arange(2)), isnumeric(1.0), isnumeric(np.ones(2) > 0)
     (True, False, False, False)
     """
-    v = value_of(x)
-    return isinstance(v, np.ndarray) and v.dtype.kind in "fc"
+    while type(x) is Traced:  # every level, a vmap's too: a batched array is one array per example
+        x = x.value
+    return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
 
 
 @functools.singledispatch

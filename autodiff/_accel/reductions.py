@@ -22,12 +22,14 @@ import math
 import numpy as np
 
 from .. import _buffers, _kernels, _parallel
+from .._batching import batch_through
 from .._traced import Tape, _state
 from ..extend import (
     Thunk,
     Traced,
     ZeroTangent,
     add_tangents,
+    defbatch,
     defjvp_joint,
     defvjp_fwd_bwd,
     jvp_via_ad,
@@ -304,6 +306,7 @@ def _jvp(tangents, ans, r, init, *xs):
 _known_total = primitive(_value, "total")
 defvjp_fwd_bwd(_known_total, _forward, _backward)
 defjvp_joint(_known_total, _jvp)
+defbatch(_known_total, batch_through(_value))  # under vmap: each example's sum, by the reductions' own batching rules
 
 
 def install():
