@@ -104,7 +104,7 @@ def _batched_leaves(args, in_axes):
             continue
         for path, leaf in leaves(arg, (i,)):
             axis = axis_of(path)
-            if axis is not None:
+            if axis is not None and leaf is not None:  # None holds nothing to batch (a gradient's empty slot)
                 found[path] = (leaf, *_normalised(leaf, axis, path))
     return found
 

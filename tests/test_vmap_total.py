@@ -124,3 +124,15 @@ def test_trainables_under_vmap_are_the_batched_arrays(mix):
     weighted = lambda m: sum(k * anp.sum(p) for k, p in enumerate(trainables(m), 1))  # noqa: E731
     got = vmap(weighted, in_axes=(in_axes,))(_batched(models, in_axes))
     _close(got, [weighted(_example(models, k, in_axes)) for k in range(B)], np.float64)
+
+
+def test_vmap_over_per_example_gradients_with_none_slots():
+    """A per-example gradient has ``None`` where nothing is trainable: ``vmap`` over it batches the arrays and
+    leaves the ``None`` (as an empty subtree in JAX), so a per-example norm is one line."""
+    models = _models(np.float64, seed=4)
+    per_example = vmap(grad(lambda m: total(REDUCTIONS["generic"], m)), in_axes=(IN_AXES["both batched"],))(
+        _stacked(models))
+    assert per_example["n"] is None
+    norms = vmap(lambda g: total(anp.linalg.norm, g))(per_example)
+    loop = [total(anp.linalg.norm, grad(lambda m: total(REDUCTIONS["generic"], m))(m)) for m in models]
+    _close(norms, loop, np.float64)
