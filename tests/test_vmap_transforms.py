@@ -269,3 +269,21 @@ def test_a_jacobian_of_1000_outputs_runs_each_pullback_once_per_chunk(chunk_size
     assert rows == sorted({1000 if chunk_size is None else n for n in (300, 100)})
     np.testing.assert_allclose(jacrev(f, chunk_size=chunk_size)(np.ones(3)),
                                jacfwd(f)(np.ones(3)), rtol=1e-12, atol=1e-15)
+
+
+@pytest.mark.parametrize("x_axes", [None, 0])
+def test_an_integer_index_batched_by_two_vmaps(x_axes):
+    """The inner vmap's gather once stripped the outer vmap's batch from the index: a silent extra axis."""
+    rng = np.random.default_rng(8)
+    xs, index = rng.standard_normal((2, 4, 3)), np.array([[0, 3], [2, 1]])
+    x_of = (lambda a: xs[0]) if x_axes is None else (lambda a: xs[a])  # noqa: E731
+    take = lambda x, i: anp.sum(anp.getitem(x, i) ** 2)  # noqa: E731
+    outer_x = xs[0] if x_axes is None else xs
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", BatchingWarning)
+        values = vmap(vmap(lambda x, i: anp.getitem(x, i), in_axes=(None, 0)), in_axes=(x_axes, 0))(outer_x, index)
+        grads = vmap(vmap(grad(take), in_axes=(None, 0)), in_axes=(x_axes, 0))(outer_x, index)
+    for a in range(2):
+        for b in range(2):
+            np.testing.assert_array_equal(values[a, b], x_of(a)[index[a, b]])
+            np.testing.assert_allclose(grads[a, b], grad(take)(x_of(a), index[a, b]), rtol=1e-12)

@@ -7,6 +7,7 @@ leads every batched argument, and these move an example's axes (``axis``, ``shap
 import numpy as np
 
 from .._batch_rules import loop
+from .._batching import is_batched
 from ._batch_helpers import align, example_shape, shape_of, shift
 
 
@@ -103,13 +104,11 @@ def _gather(level, x, xdim, index):
     """``x[index]`` per example with a batched integer index: one advanced index over the batch and the first axis."""
     from ._indexing import getitem
 
-    if dtype_of(index).kind not in "iu":
+    if dtype_of(index).kind not in "iu" or is_batched(index):  # an outer vmap's index too: one example at a time
         return loop(getitem, level, (x, index), (xdim, 0), {})
     x = _front(x, xdim, level.size)
     rows = np.arange(level.size).reshape((level.size,) + (1,) * (len(shape_of(index)) - 1))
-    from .._traced import value_of
-
-    return getitem(x, (rows, value_of(index))), 0
+    return getitem(x, (rows, index)), 0
 
 
 def scatter_add_rule(level, args, bdims, kwargs):
