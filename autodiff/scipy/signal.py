@@ -66,18 +66,20 @@ def _convolve_batch(level, args, bdims, kwargs):
     if b1 is not None and b2 is not None:
         return _pairwise(in1, in2, mode), 0
     lifted = [x if b is not None else reshape(x, (1,) + shape_of(x)) for x, b in zip((in1, in2), (b1, b2))]
-    s1, s2 = shape_of(lifted[0]), shape_of(lifted[1])
-    if (mode == "same" and b1 is None) or (mode == "valid" and not _one_inside_other(s1, s2)):
-        # the shared input is the first of a ``same``, or the smaller of a ``valid``: the batch axis would
-        # take its length 1, so each example pairs with it
-        size = level.size
-        shared = [broadcast_to(x, (size,) + shape_of(x)) if b is None else x for x, b in zip((in1, in2), (b1, b2))]
-        return _pairwise(*shared, mode), 0
-    return _convolve_p(*lifted, mode), 0
+    if _keeps_the_batch(mode, b1 is not None, shape_of(lifted[0]), shape_of(lifted[1])):
+        return _convolve_p(*lifted, mode), 0
+    both = [x if b is not None else broadcast_to(x, (level.size,) + shape_of(x)) for x, b in zip((in1, in2), (b1, b2))]
+    return _pairwise(*both, mode), 0
 
 
-def _one_inside_other(s1, s2):
-    return all(a >= b for a, b in zip(s1, s2)) or all(a <= b for a, b in zip(s1, s2))
+def _keeps_the_batch(mode, first_batched, s1, s2):
+    """Does scipy's ``mode`` keep the batch axis whole?  Not where the shared input (length 1 there) is the
+    first of a ``same`` (which takes the first's shape) or the smaller of a ``valid`` (scipy refuses it)."""
+    if mode == "same":
+        return first_batched
+    if mode == "valid":
+        return all(a >= b for a, b in zip(s1, s2)) or all(a <= b for a, b in zip(s1, s2))
+    return True
 
 
 def _window(s1, s2, mode):
@@ -92,9 +94,12 @@ def _window(s1, s2, mode):
 def _pairwise(in1, in2, mode):
     """Each example's convolution, both inputs batched (axis 0): ``out[k] = sum_j in1[k - j] in2[j]`` as one
     gather of ``in1``'s windows (zero-padded, flattened, so the index is one array) and one contraction
-    with ``in2``, both per example.  Costs what the direct sum does."""
+    with ``in2``, both per example.  Convolution commutes, so the windows are gathered from the larger input
+    and the sums run over the smaller one: it costs what scipy's direct sum does."""
     s1, s2 = example_shape(in1, 0), example_shape(in2, 0)
     starts, lengths = _window(s1, s2, mode)
+    if np.prod(s2) > np.prod(s1):
+        in1, in2, s1, s2 = in2, in1, s2, s1
     padded = pad(in1, [(0, 0)] + [(k - 1, k - 1) for k in s2])
     strides = np.cumprod((1,) + tuple(a + 2 * b - 2 for a, b in zip(s1, s2))[:0:-1])[::-1]
     index = sum(_axis_index(d, len(s1), start, length, k) * stride
