@@ -282,3 +282,30 @@ def test_linspace_batches_its_endpoints(axes, axis, monkeypatch):
     assert count.calls == 1
     _matches_a_loop(lambda a, b: anp.linspace(a, b, 4, axis=axis), args, axes)
     _matches_a_loop(lambda a, b: anp.linspace(a, b, 3, endpoint=False, retstep=True)[1] * a, args, axes)
+
+
+# --- vmap of vmap -------------------------------------------------------------------------------------------
+
+NESTED = {  # name: (function of one example, its arguments' shapes); the outer vmap shares the last argument
+    "odeint": (_solve, [(2,), (2, 2)]),
+    "convolve same": (lambda a, k: signal.convolve(a, k, "same"), [(5,), (3,)]),
+    "convolve valid, both batched": (lambda a, k: signal.correlate(a, k * a[:3], "valid"), [(5,), (3,)]),
+    "lu_solve": (lambda a, b: sla.lu_solve(sla.lu_factor(a + 4.0 * np.eye(3)), b, trans=1), [(3, 3), (3,)]),
+    "solve_triangular": (lambda a, b: sla.solve_triangular(a + 3.0 * np.eye(3), b, lower=True), [(3, 3), (3, 2)]),
+    "logsumexp sign": (lambda a, b: sp.logsumexp(a, b=b - 0.5, return_sign=True)[1], [(4,), (4,)]),
+    "maxabs gradient": (lambda x, s: grad(lambda x: anp.maxabs(x * s))(np.round(x)), [(4,), ()]),
+    "linspace": (lambda a, b: anp.linspace(a, b, 3), [(2,), (2,)]),
+}
+
+
+@pytest.mark.parametrize("name", NESTED)
+def test_vmap_of_vmap_is_a_double_loop(name):
+    """Two batch levels (the outer with the last argument shared): the plain values the rules read (scipy's
+    pivots and signs, complex checks, tie counts) stay per example at both."""
+    f, shapes = NESTED[name]
+    first = rng.standard_normal((2, B) + shapes[0])
+    rest = [rng.standard_normal((B,) + s) for s in shapes[1:-1]] + [rng.standard_normal(shapes[-1]) + 1.5]
+    inner = vmap(f, in_axes=(0,) * (len(shapes) - 1) + (None,))
+    got = vmap(inner, in_axes=(0,) + (None,) * (len(shapes) - 1))(first, *rest)
+    want = [[f(first[i, j], *[r[j] for r in rest[:-1]], rest[-1]) for j in range(B)] for i in range(2)]
+    np.testing.assert_allclose(got, np.array(want), rtol=1e-9, atol=1e-12)

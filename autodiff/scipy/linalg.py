@@ -19,7 +19,7 @@ import numpy as np
 import scipy.linalg as sl
 
 from ..extend import defbatch, defjvp, defvjp, primitive
-from ..numpy import NONDIFF, concatenate, getitem, linalg, matmul, moveaxis, multiply, negative, reshape, swapaxes
+from ..numpy import NONDIFF, concatenate, linalg, matmul, moveaxis, multiply, negative, reshape, swapaxes
 from ..numpy._batch_helpers import align, example_shape, per_example, whole
 from ..numpy._broadcast import dtype_of, shape_of, unbroadcast
 from ..numpy._sorting import permute_along
@@ -295,11 +295,16 @@ def lu_solve(lu_and_piv, b, trans=0):
     refuse_complex("autodiff.scipy.linalg.lu_solve", lu, b)
     perm = per_example(_row_permutation, piv)  # under vmap, a batched piv: one permutation per example
     if _trans_flag(trans) == 0:
-        y = solve_triangular(lu, getitem(b, perm), lower=True, unit_diagonal=True)
+        y = solve_triangular(lu, _reordered(b, perm), lower=True, unit_diagonal=True)
         return solve_triangular(lu, y, lower=False)
     y = solve_triangular(lu, b, trans=1, lower=False)
     x = solve_triangular(lu, y, trans=1, lower=True, unit_diagonal=True)
-    return getitem(x, NONDIFF["argsort"](perm))
+    return _reordered(x, NONDIFF["argsort"](perm))
+
+
+def _reordered(b, order):
+    """``b[order]`` (a vector, or a matrix's rows), a gather along axis 0 that batches with ``order``."""
+    return permute_along(b, reshape(order, shape_of(order) + (1,) * (len(shape_of(b)) - 1)), 0)
 
 
 def _frechet(f, a, e):
