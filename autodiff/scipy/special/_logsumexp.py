@@ -9,7 +9,7 @@ primitive of its own, so that under ``vmap`` it is still one sign per example.
 import numpy as np
 import scipy.special as sc
 
-from ...extend import defbatch, defjvp, defvjp, primitive, value_of
+from ...extend import ZeroTangent, defbatch, defjvp, defvjp, primitive, value_of
 from ...numpy import NONDIFF, broadcast_to, cast, exp, multiply, subtract, sum, where
 from ...numpy._batch_helpers import example_shape, shift
 from ...numpy._broadcast import dtype_of, shape_of, unbroadcast
@@ -27,9 +27,16 @@ def _lse_sign(a, b, axis, keepdims):
 
 
 _lse_p = primitive(_lse, "logsumexp")
-# the sign of ``sum(b * exp(a))``: piecewise constant, so only ever called on values without derivatives
-# (``_sign``), and it needs no derivative rules
 _lse_sign_p = primitive(_lse_sign, "logsumexp_sign")
+
+
+def _constant(*args, **kwargs):
+    return ZeroTangent()
+
+
+# the sign of ``sum(b * exp(a))`` is piecewise constant: derivative 0 (``_sign`` reads it without derivatives)
+defvjp(_lse_sign_p, _constant, _constant)
+defjvp(_lse_sign_p, _constant, _constant)
 
 
 def _sign(a, b, axis, keepdims):
