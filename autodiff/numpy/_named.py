@@ -17,9 +17,11 @@ import numpy as np
 from ..extend import Traced, defjvp, defvjp, primitive, value_of
 from . import _reductions
 from . import linalg as _linalg
-from ._broadcast import dtype_of
+from ._binary import maximum
+from ._broadcast import cast, dtype_of
 from ._complex import conj, real
-from ._elementwise import multiply, sign
+from ._elementwise import absolute, divide, multiply, sign
+from ._nondiff import NONDIFF
 
 
 def _real_dtype(x):
@@ -78,10 +80,18 @@ def _maxabs(x):
     return _real_dtype(x).type(np.max(m) if m.size else 0.0)
 
 
+def _ties(ans, x):
+    """``1/k`` at each of the ``k`` elements at the maximum, 0 elsewhere: every tie shares the gradient.
+
+    A constant (piecewise constant in ``x``), built from the values without their derivatives by ops that
+    count per example under ``vmap``.
+    """
+    hit = cast(NONDIFF["equal"](absolute(value_of(x)), value_of(ans)), _real_dtype(dtype_of(x)))
+    return divide(hit, maximum(_reductions.sum(hit), 1.0))
+
+
 def _maxabs_vjp(g, ans, x):
-    hit = np.abs(value_of(x)) == value_of(ans)  # every element at the maximum shares the gradient
-    share = (hit / max(int(hit.sum()), 1)).astype(dtype_of(x))
-    return multiply(multiply(g, _conj(sign(x))), share)
+    return multiply(multiply(g, _conj(sign(x))), _ties(ans, x))
 
 
 maxabs = primitive(_maxabs, "maxabs")

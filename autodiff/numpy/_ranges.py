@@ -7,7 +7,8 @@ forward is numpy's own, so values match numpy's exactly.
 
 import numpy as np
 
-from ..extend import Traced, ZeroTangent, defjvp_joint, defvjp, primitive
+from ..extend import Traced, ZeroTangent, defbatch, defjvp_joint, defvjp, primitive
+from ._batch_helpers import align, example_shape, shift
 from ._broadcast import dtype_of, shape_of, unbroadcast
 from ._elementwise import divide, multiply, subtract
 from ._reductions import sum as _sum
@@ -60,6 +61,20 @@ def _linspace_jvp(tangents, ans, start, stop, num=50, endpoint=True, dtype=None,
 
 
 defjvp_joint(_linspace_p, _linspace_jvp)
+
+
+def _linspace_batch(level, args, bdims, kwargs):
+    """One ``linspace`` for the whole batch: array endpoints already give one sequence per element, so the
+    batched endpoints are aligned to the widest example (the batch axis leading) and ``axis`` moves past it."""
+    start, stop, *rest = args
+    named = dict(zip(("num", "endpoint", "dtype", "axis"), rest), **kwargs)
+    rank = max(len(example_shape(e, b)) for e, b in zip((start, stop), bdims[:2]))
+    start, stop = (e if b is None else align(e, rank) for e, b in zip((start, stop), bdims[:2]))
+    named["axis"] = shift(named.get("axis", 0), rank + 1)
+    return _linspace_p(start, stop, **named), 0
+
+
+defbatch(_linspace_p, _linspace_batch)
 
 
 def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0):

@@ -24,8 +24,11 @@ True
 import numpy as np
 import scipy.integrate as si
 
-from ..extend import Thunk, ZeroTangent, defjvp_joint, defvjp_joint, jvp_via_ad, primitive, vjp_via_ad
-from ..numpy import add, astype, concatenate, multiply, negative, reshape, stack, subtract, sum
+from .._batch_rules import loop
+from .._vmap import vmap
+from ..extend import Thunk, ZeroTangent, defbatch, defjvp_joint, defvjp_joint, jvp_via_ad, primitive, vjp_via_ad
+from ..numpy import add, astype, broadcast_to, concatenate, moveaxis, multiply, negative, reshape, stack, subtract, sum
+from ..numpy._batch_helpers import example_shape
 from ..numpy._broadcast import dtype_of, shape_of
 from ._real import refuse_complex
 
@@ -161,6 +164,38 @@ def _odeint_jvp(tangents, ys, func, y0, t, *args, rtol=None, atol=None):
 
 
 defjvp_joint(_odeint_p, _odeint_jvp)
+
+
+# --- under vmap: the batch as one larger system ------------------------------------------------------------
+
+def _odeint_batch(level, args, bdims, kwargs):
+    """The examples' states stacked into one state of ``B * n`` entries and integrated as one system, whose
+    vector field is ``func`` itself under ``vmap`` (as JAX does): one solve for the whole batch.  The solver's
+    steps are then shared, and its error control covers every example at once, so each example's solution
+    agrees with its own solve to the tolerances given."""
+    func, y0, t, *rest = args
+    if bdims[2] is not None:
+        # each example has its own output times, where one solve of the stacked system cannot stop for all
+        # of them: this runs once per example
+        return loop(_odeint_p, level, args, bdims, kwargs)
+    size, n = level.size, example_shape(y0, bdims[1])[0]
+    start = y0 if bdims[1] is not None else broadcast_to(y0, (size, n))
+    field = _batched_field(func, size, n, tuple(bdims[3:]))
+    ys = _odeint_p(field, reshape(start, (size * n,)), t, *rest, **kwargs)
+    return moveaxis(reshape(ys, (-1, size, n)), 1, 0), 0
+
+
+def _batched_field(func, size, n, arg_axes):
+    """The vector field of the stacked state: ``func`` on every example's state (and arguments) at once."""
+
+    def field(y, s, *args):
+        rates = vmap(lambda y, *a: func(y, s, *a), in_axes=(0,) + arg_axes)(reshape(y, (size, n)), *args)
+        return reshape(rates, (size * n,))
+
+    return field
+
+
+defbatch(_odeint_p, _odeint_batch)
 
 
 def odeint(func, y0, t, args=(), rtol=None, atol=None):

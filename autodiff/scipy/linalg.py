@@ -19,10 +19,10 @@ import numpy as np
 import scipy.linalg as sl
 
 from ..extend import defbatch, defjvp, defvjp, primitive
-from ..numpy import concatenate, linalg, matmul, multiply, negative, reshape, swapaxes
-from ..numpy._batch_helpers import whole
-from ..numpy._broadcast import dtype_of, shape_of
-from ._plain import plain
+from ..numpy import NONDIFF, concatenate, linalg, matmul, moveaxis, multiply, negative, reshape, swapaxes
+from ..numpy._batch_helpers import align, example_shape, per_example, whole
+from ..numpy._broadcast import dtype_of, shape_of, unbroadcast
+from ..numpy._sorting import permute_along
 from ._real import refuse_complex
 
 __all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu_factor", "lu_solve",
@@ -52,21 +52,32 @@ def _as_matrix(v, vector):
     return v[..., None] if vector else v
 
 
+def _is_vector(b):
+    """Does scipy read ``b`` as one right-hand side?  Only a 1-D ``b`` (beside a stack of matrices too)."""
+    return len(shape_of(b)) == 1
+
+
 def _triangle_mask(n, lower, unit_diagonal, dtype):
     keep = np.tril(np.ones((n, n))) if lower else np.triu(np.ones((n, n)))
     return (keep - np.eye(n) if unit_diagonal else keep).astype(dtype)
 
 
+def _solve_triangular_ct_b(g, a, b, trans, lower, unit_diagonal):
+    """``op(A)^-T g`` per system, as columns (a vector ``b``'s ``g`` made one column)."""
+    return _solve_triangular_p(a, _as_matrix(g, _is_vector(b)), 1 - trans, lower, unit_diagonal)
+
+
 def _solve_triangular_vjp_b(g, ans, a, b, trans, lower, unit_diagonal):
-    return _solve_triangular_p(a, g, 1 - trans, lower, unit_diagonal)
+    gb = _solve_triangular_ct_b(g, a, b, trans, lower, unit_diagonal)
+    return unbroadcast(gb[..., 0] if _is_vector(b) else gb, b)  # a shared b sums a stack's cotangents
 
 
 def _solve_triangular_vjp_a(g, ans, a, b, trans, lower, unit_diagonal):
-    vector = len(shape_of(b)) == len(shape_of(a)) - 1
-    gb = _as_matrix(_solve_triangular_p(a, g, 1 - trans, lower, unit_diagonal), vector)
-    x = _as_matrix(ans, vector)
+    gb = _solve_triangular_ct_b(g, a, b, trans, lower, unit_diagonal)
+    x = _as_matrix(ans, _is_vector(b))
     outer = matmul(gb, _t(x)) if trans == 0 else matmul(x, _t(gb))  # op(A) x = b: d op(A) = -gb x^T
-    return negative(multiply(outer, _triangle_mask(shape_of(a)[-1], lower, unit_diagonal, dtype_of(a))))
+    mask = _triangle_mask(shape_of(a)[-1], lower, unit_diagonal, dtype_of(a))
+    return unbroadcast(negative(multiply(outer, mask)), a)  # a shared a sums a stack's cotangents
 
 
 defvjp(_solve_triangular_p, _solve_triangular_vjp_a, _solve_triangular_vjp_b)
@@ -74,10 +85,11 @@ defvjp(_solve_triangular_p, _solve_triangular_vjp_a, _solve_triangular_vjp_b)
 
 def _solve_triangular_jvp_a(t, ans, a, b, trans, lower, unit_diagonal):
     """``op(A) x = b``: ``op(A) dx = -op(dA) x``, with ``dA`` kept to the triangle read."""
-    vector = len(shape_of(b)) == len(shape_of(a)) - 1
+    vector = _is_vector(b)
     da = multiply(t, _triangle_mask(shape_of(a)[-1], lower, unit_diagonal, dtype_of(a)))
     moved = matmul(da if trans == 0 else _t(da), _as_matrix(ans, vector))
-    return negative(_solve_triangular_p(a, moved[..., 0] if vector else moved, trans, lower, unit_diagonal))
+    dx = negative(_solve_triangular_p(a, moved, trans, lower, unit_diagonal))
+    return dx[..., 0] if vector else dx
 
 
 def _solve_triangular_jvp_b(t, ans, a, b, trans, lower, unit_diagonal):
@@ -85,6 +97,34 @@ def _solve_triangular_jvp_b(t, ans, a, b, trans, lower, unit_diagonal):
 
 
 defjvp(_solve_triangular_p, _solve_triangular_jvp_a, _solve_triangular_jvp_b)
+
+
+def _solve_triangular_batch(level, args, bdims, kwargs):
+    """One solve for the whole batch.  A shared matrix solves every example's right-hand sides at once as
+    the columns of one ``b``; a batched one is a stack of matrices (a vector ``b`` made a column)."""
+    (a, b, *flags), (ba, bb) = args, bdims[:2]
+    ashape, bshape = example_shape(a, ba), example_shape(b, bb)
+    if ba is None and len(ashape) == 2 and len(bshape) <= 2:
+        return _shared_matrix_solve(level.size, a, b, bshape, flags), 0
+    vector = len(bshape) == 1
+    if vector:  # one column, batched or not: scipy reads a stacked b's last two axes as a matrix
+        b = reshape(b, shape_of(b) + (1,))
+    rank = max(len(ashape), len(bshape) + vector)
+    a = a if ba is None else align(a, rank)
+    b = b if bb is None else align(b, rank)
+    out = _solve_triangular_p(a, b, *flags)
+    return (out[..., 0] if vector else out), 0
+
+
+def _shared_matrix_solve(size, a, b, bshape, flags):
+    """``op(a) X = [b_1 ... b_B]``: the batch's right-hand sides (``(B, n)`` or ``(B, n, k)``) as columns."""
+    n, k = bshape[0], int(np.prod(bshape[1:]))
+    columns = reshape(moveaxis(b, 0, -1), (n, k * size))  # column j * B + i is column j of example i
+    out = reshape(_solve_triangular_p(a, columns, *flags), bshape + (size,))
+    return moveaxis(out, -1, 0)
+
+
+defbatch(_solve_triangular_p, _solve_triangular_batch)
 
 
 def solve_triangular(a, b, trans=0, lower=False, unit_diagonal=False):
@@ -154,11 +194,31 @@ def cho_solve(c_and_lower, b):
 
 
 def _row_permutation(piv):
-    """LAPACK's sequential row swaps as one permutation: ``a[perm] = L @ U``."""
-    perm = np.arange(len(piv))
-    for i, p in enumerate(piv):
-        perm[[i, p]] = perm[[p, i]]
-    return perm
+    """LAPACK's sequential row swaps as one permutation: ``a[perm] = L @ U`` (over leading axes too)."""
+    piv = np.asarray(piv)
+    n = piv.shape[-1]
+    swaps = piv.reshape(-1, n)
+    perm, rows = np.tile(np.arange(n), (len(swaps), 1)), np.arange(len(swaps))
+    for i in range(n):
+        p = swaps[:, i]
+        perm[rows, i], perm[rows, p] = perm[rows, p], perm[rows, i]
+    return perm.reshape(piv.shape)
+
+
+def _pivots(a):
+    """scipy's pivots of ``a`` (integers, read without derivatives): one row per matrix, batched under vmap."""
+    return per_example(lambda v: sl.lu_factor(v)[1], a)
+
+
+def _permutations(a):
+    """``(perm, inverse)`` of ``a``'s pivoting: ``a[perm] = L U`` and ``(L U)[inverse] = a``, per matrix."""
+    perm = per_example(_row_permutation, _pivots(a))
+    return perm, NONDIFF["argsort"](perm, axis=-1)
+
+
+def _take_rows(x, order):
+    """``x[order]`` for each matrix: ``order`` (one permutation per matrix) reorders the rows (axis -2)."""
+    return permute_along(x, order[..., None], -2)
 
 
 def _lu_packed(a):
@@ -179,8 +239,7 @@ def _lu_factor_vjp(g, lu, a):
     middle = from_l + multiply(matmul(multiply(g, upper), _t(up)), upper)
     left = solve_triangular(low, middle, trans=1, lower=True, unit_diagonal=True)
     ga_perm = _t(solve_triangular(up, _t(left), trans=0, lower=False))  # middle U^-T, row by row
-    perm = _row_permutation(sl.lu_factor(plain(a))[1])
-    return ga_perm[np.argsort(perm)]
+    return _take_rows(ga_perm, _permutations(a)[1])
 
 
 def _add_unit(strict_lower):
@@ -196,13 +255,13 @@ def _lu_factor_jvp(t, lu, a):
     dtype = dtype_of(a)
     strict, upper = np.tril(np.ones((n, n)), -1).astype(dtype), np.triu(np.ones((n, n))).astype(dtype)
     low, up = _add_unit(multiply(lu, strict)), multiply(lu, upper)
-    perm = _row_permutation(sl.lu_factor(plain(a))[1])
-    left = solve_triangular(low, t[perm], lower=True, unit_diagonal=True)
+    left = solve_triangular(low, _take_rows(t, _permutations(a)[0]), lower=True, unit_diagonal=True)
     x = _t(solve_triangular(up, _t(left), trans=1, lower=False))  # L^-1 da[perm] U^-1
     return matmul(low, multiply(x, strict)) + matmul(multiply(x, upper), up)
 
 
 defjvp(_lu_packed_p, _lu_factor_jvp)
+defbatch(_lu_packed_p, whole(_lu_packed_p))  # scipy factors a stack of matrices: the batch leads it
 
 
 def lu_factor(a):
@@ -217,7 +276,7 @@ def lu_factor(a):
     refuse_complex("autodiff.scipy.linalg.lu_factor", a)
     if len(shape_of(a)) != 2 or shape_of(a)[0] != shape_of(a)[1]:
         raise ValueError(f"autodiff.scipy.linalg.lu_factor: expected a square matrix, got shape {shape_of(a)}")
-    return _lu_packed_p(a), sl.lu_factor(plain(a))[1]
+    return _lu_packed_p(a), _pivots(a)
 
 
 def lu_solve(lu_and_piv, b, trans=0):
@@ -234,13 +293,18 @@ def lu_solve(lu_and_piv, b, trans=0):
     """
     lu, piv = lu_and_piv
     refuse_complex("autodiff.scipy.linalg.lu_solve", lu, b)
-    perm = _row_permutation(piv)
+    perm = per_example(_row_permutation, piv)  # under vmap, a batched piv: one permutation per example
     if _trans_flag(trans) == 0:
-        y = solve_triangular(lu, b[perm], lower=True, unit_diagonal=True)
+        y = solve_triangular(lu, _reordered(b, perm), lower=True, unit_diagonal=True)
         return solve_triangular(lu, y, lower=False)
     y = solve_triangular(lu, b, trans=1, lower=False)
     x = solve_triangular(lu, y, trans=1, lower=True, unit_diagonal=True)
-    return x[np.argsort(perm)]
+    return _reordered(x, NONDIFF["argsort"](perm))
+
+
+def _reordered(b, order):
+    """``b[order]`` (a vector, or a matrix's rows), a gather along axis 0 that batches with ``order``."""
+    return permute_along(b, reshape(order, shape_of(order) + (1,) * (len(shape_of(b)) - 1)), 0)
 
 
 def _frechet(f, a, e):

@@ -14,10 +14,12 @@ with it flipped), so the rule is written with ``convolve`` itself and nests.  ``
 array([2., 3., 1.])
 """
 
+import numpy as np
 import scipy.signal as sg
 
-from ..extend import deflinear, defvjp, primitive
-from ..numpy import flip, pad
+from ..extend import defbatch, deflinear, defvjp, primitive
+from ..numpy import broadcast_to, einsum, flip, getitem, pad, reshape
+from ..numpy._batch_helpers import example_shape
 from ..numpy._broadcast import shape_of
 from ._real import refuse_complex
 
@@ -52,6 +54,72 @@ def _convolve_vjp(which):
 
 defvjp(_convolve_p, _convolve_vjp(0), _convolve_vjp(1))
 deflinear(_convolve_p)  # linear in each input with the other held: its JVP is convolve of the tangent
+
+
+# --- under vmap ---------------------------------------------------------------------------------------------
+
+def _convolve_batch(level, args, bdims, kwargs):
+    """One convolution for the whole batch.  With one input shared, the batch is one more axis of the
+    convolution, along which the shared input has length 1 (so examples never mix); with both batched, each
+    output is a sum over windows gathered from its own example (``_pairwise``)."""
+    (in1, in2, mode), (b1, b2) = args, bdims[:2]
+    if b1 is not None and b2 is not None:
+        return _pairwise(in1, in2, mode), 0
+    lifted = [x if b is not None else reshape(x, (1,) + shape_of(x)) for x, b in zip((in1, in2), (b1, b2))]
+    if _keeps_the_batch(mode, b1 is not None, shape_of(lifted[0]), shape_of(lifted[1])):
+        return _convolve_p(*lifted, mode), 0
+    both = [x if b is not None else broadcast_to(x, (level.size,) + shape_of(x)) for x, b in zip((in1, in2), (b1, b2))]
+    return _pairwise(*both, mode), 0
+
+
+def _keeps_the_batch(mode, first_batched, s1, s2):
+    """Does scipy's ``mode`` keep the batch axis whole?  Not where the shared input (length 1 there) is the
+    first of a ``same`` (which takes the first's shape) or the smaller of a ``valid`` (scipy refuses it)."""
+    if mode == "same":
+        return first_batched
+    if mode == "valid":
+        return all(a >= b for a, b in zip(s1, s2)) or all(a <= b for a, b in zip(s1, s2))
+    return True
+
+
+def _window(s1, s2, mode):
+    """Where ``mode``'s output lies in the full convolution: its start and length along each axis."""
+    if mode == "full":
+        return [0] * len(s1), [a + b - 1 for a, b in zip(s1, s2)]
+    if mode == "same":
+        return [(b - 1) // 2 for b in s2], list(s1)
+    return [min(a, b) - 1 for a, b in zip(s1, s2)], [abs(a - b) + 1 for a, b in zip(s1, s2)]
+
+
+def _pairwise(in1, in2, mode):
+    """Each example's convolution, both inputs batched (axis 0): ``out[k] = sum_j in1[k - j] in2[j]`` as one
+    gather of ``in1``'s windows (zero-padded, flattened, so the index is one array) and one contraction
+    with ``in2``, both per example.  Convolution commutes, so the windows are gathered from the larger input
+    and the sums run over the smaller one: it costs what scipy's direct sum does."""
+    s1, s2 = example_shape(in1, 0), example_shape(in2, 0)
+    starts, lengths = _window(s1, s2, mode)
+    if np.prod(s2) > np.prod(s1):
+        in1, in2, s1, s2 = in2, in1, s2, s1
+    padded = pad(in1, [(0, 0)] + [(k - 1, k - 1) for k in s2])
+    strides = np.cumprod((1,) + tuple(a + 2 * b - 2 for a, b in zip(s1, s2))[:0:-1])[::-1]
+    index = sum(_axis_index(d, len(s1), start, length, k) * stride
+                for d, (start, length, k, stride) in enumerate(zip(starts, lengths, s2, strides)))
+    windows = getitem(reshape(padded, (shape_of(padded)[0], -1)), (slice(None), np.asarray(index).reshape(-1)))
+    size = int(np.prod(s2))
+    out = einsum("bok,bk->bo", reshape(windows, (-1, int(np.prod(lengths)), size)), reshape(in2, (-1, size)))
+    return reshape(out, (-1,) + tuple(lengths))
+
+
+def _axis_index(d, ndim, start, length, k):
+    """Along axis ``d``, the padded position of ``in1[k_out - j]`` for every output ``k_out`` and kernel ``j``,
+    shaped to broadcast: the outputs along axis ``d``, the kernel entries along axis ``ndim + d``."""
+    position = (start + np.arange(length))[:, None] - np.arange(k)[None, :] + k - 1
+    shape = [1] * (2 * ndim)
+    shape[d], shape[ndim + d] = length, k
+    return position.reshape(shape)
+
+
+defbatch(_convolve_p, _convolve_batch)
 
 
 def _checked(name, in1, in2, mode):
