@@ -203,9 +203,24 @@ def matmul_rule(level, args, bdims, kwargs):
     out_shape = (level.size,) + _matmul_shape(xs, ys)
     if by is None and len(ys) <= 2:  # (B, ..., k) @ (k, m): rows of every example at once
         return reshape(matmul(reshape(x, (-1, xs[-1])), y), out_shape), 0
+    if bx is None and len(xs) == 2:  # (m, k) @ (B, ..., k[, n]): the same, through the transposes
+        return _shared_left(x, y, ys, out_shape), 0
     if bx is not None and by is not None and len(xs) == len(ys) == 2 and xs[1] == 1:
         return batched_outer(x, y), 0
     return reshape(_stacked_matmul(level, x, y, bx, by), out_shape), 0
+
+
+def _shared_left(x, y, ys, out_shape):
+    """``x @ y`` per example for a matrix ``x`` shared by every example: the examples' columns of ``y`` as the
+    rows of one GEMM with ``xᵀ`` (a vector per example is one row), transposed back."""
+    from ._linalg import matmul
+    from ._shape import reshape, swapaxes, transpose
+
+    if len(ys) == 1:  # (B, k) @ xᵀ is (B, m)
+        return matmul(y, transpose(x))
+    rows = swapaxes(y, -1, -2)  # (B, ..., n, k)
+    product = matmul(reshape(rows, (-1, ys[-2])), transpose(x))  # (B·...·n, m)
+    return swapaxes(reshape(product, out_shape[:-2] + (ys[-1], out_shape[-2])), -1, -2)
 
 
 def _stacked_matmul(level, x, y, bx, by):
