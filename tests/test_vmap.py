@@ -1,6 +1,7 @@
 """vmap (issue 21): every op of the table batched against a Python loop over the batch (values, gradients
-through and inside vmap, second order), nesting with grad/jvp/hvp/vmap against loops and torch.func, the
-errors, and the explicit list of built-in primitives that still fall back to the loop."""
+through and inside vmap, second order; the batch axis at 0 and at -1, every batched/shared mix), nesting with
+grad/jvp/hvp/vmap against loops and torch.func, the errors, and the check that every built-in primitive has a
+batching rule of its own."""
 
 import os
 import sys
@@ -99,9 +100,10 @@ def test_values_match_a_loop(op, dtype, axis):
     _check_row(op, dtype, axis, check)
 
 
+@pytest.mark.parametrize("axis", [0, -1])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("op", OPS, ids=repr)
-def test_gradient_of_a_sum_through_vmap(op, dtype):
+def test_gradient_of_a_sum_through_vmap(op, dtype, axis):
     """grad(vmap): the gradient of a weighted sum of the per-example outputs, against the loop's."""
 
     def check(f, examples, mix, axis):
@@ -118,16 +120,17 @@ def test_gradient_of_a_sum_through_vmap(op, dtype):
         for got, want in zip(grad(batched, nums)(*args), grad(looped, nums)(*args)):
             _close(got, want, dtype)
 
-    _check_row(op, dtype, 0, check)
+    _check_row(op, dtype, axis, check)
 
 
 def _example_from(xs, in_axes, k):
     return [x if a is None else anp.moveaxis(x, a, 0)[k] for x, a in zip(xs, in_axes)]
 
 
+@pytest.mark.parametrize("axis", [0, -1])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("op", OPS, ids=repr)
-def test_per_example_gradients(op, dtype):
+def test_per_example_gradients(op, dtype, axis):
     """vmap(grad): each example's gradient (of a weighted sum of its output) against a loop of grads."""
 
     def check(f, examples, mix, axis):
@@ -143,11 +146,12 @@ def test_per_example_gradients(op, dtype):
         for i, g in enumerate(got):
             _close(g, np.stack([p[i] for p in per]), dtype)
 
-    _check_row(op, dtype, 0, check)
+    _check_row(op, dtype, axis, check)
 
 
+@pytest.mark.parametrize("axis", [0, -1])
 @pytest.mark.parametrize("op", OPS, ids=repr)
-def test_second_order_per_example(op):
+def test_second_order_per_example(op, axis):
     """vmap(hvp): each example's Hessian-vector product against a loop of hvps (float64)."""
 
     def check(f, examples, mix, axis):
@@ -164,7 +168,7 @@ def test_second_order_per_example(op):
         for i, g in enumerate(got):
             _close(g, np.stack([p[i] for p in per]), np.float64)
 
-    _check_row(op, np.float64, 0, check)
+    _check_row(op, np.float64, axis, check)
 
 
 # --- built-in primitives without a batching rule: none (each would run a loop per example) -----------------------
