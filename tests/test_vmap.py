@@ -150,15 +150,16 @@ def test_per_example_gradients(op, dtype, axis):
 
 
 @pytest.mark.parametrize("axis", [0, -1])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
 @pytest.mark.parametrize("op", OPS, ids=repr)
-def test_second_order_per_example(op, axis):
-    """vmap(hvp): each example's Hessian-vector product against a loop of hvps (float64)."""
+def test_second_order_per_example(op, dtype, axis):
+    """vmap(hvp): each example's Hessian-vector product against a loop of hvps."""
 
     def check(f, examples, mix, axis):
         args, in_axes = _batched_args(examples, mix, axis)
         w = _weights(f(*examples[0]))
         rng = np.random.default_rng(3)
-        v = [rng.standard_normal(np.shape(a)) for a in examples[0]]
+        v = [rng.standard_normal(np.shape(a)).astype(dtype) for a in examples[0]]
 
         def loss(*xs):
             return anp.sum(f(*xs) * w)
@@ -166,9 +167,9 @@ def test_second_order_per_example(op, axis):
         got = vmap(lambda *xs: hvp(loss, tuple(xs), tuple(v)), in_axes=in_axes)(*args)
         per = [hvp(loss, tuple(_example_args(examples, mix, k)), tuple(v)) for k in range(B)]
         for i, g in enumerate(got):
-            _close(g, np.stack([p[i] for p in per]), np.float64)
+            _close(g, np.stack([p[i] for p in per]), dtype)
 
-    _check_row(op, np.float64, axis, check)
+    _check_row(op, dtype, axis, check)
 
 
 # --- built-in primitives without a batching rule: none (each would run a loop per example) -----------------------
