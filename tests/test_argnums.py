@@ -13,7 +13,7 @@ from autodiff import grad, hessian, hvp, hvp_operator, jacfwd, jacobian, jacrev,
 from autodiff._trees import leaves
 from traversal import fmap, isnumeric
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
 
 RNG = np.random.default_rng(0)

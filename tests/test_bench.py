@@ -358,7 +358,7 @@ def test_the_forward_mode_rows_agree_with_torch_and_a_corrupted_result_stops_the
 
 
 def test_the_l2_suite_compares_with_torch_without_a_warning():
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # float() of a tensor that requires grad warned on every run
         rows = kernels.l2_value_and_gradient(_Untimed(torch=try_torch()))

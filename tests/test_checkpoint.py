@@ -255,7 +255,7 @@ def test_a_pickled_member_is_refused_and_never_runs(tmp_path, member):
 
 
 def test_a_plain_pickle_and_a_torch_file_are_refused(tmp_path):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     sentinel = tmp_path / "ran"
     (tmp_path / "p.pkl").write_bytes(pickle.dumps(_Payload(sentinel)))
     with pytest.raises(CheckpointError, match="is not a checkpoint archive"):
@@ -356,7 +356,7 @@ def test_frozen_flags_and_step_counts_are_restored(tmp_path):
 # ---- torch interop: save_torch_state_dict is the reverse of load_torch_state_dict ----
 
 def test_resnet18_state_dict_round_trips_against_torch(tmp_path):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     from layers.torch_reference import ResNet18
 
     torch.manual_seed(0)
@@ -376,7 +376,7 @@ def test_resnet18_state_dict_round_trips_against_torch(tmp_path):
 
 
 def test_tied_arrays_share_one_tensor_like_torch():
-    pytest.importorskip("torch")
+    pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     w = np.ones((2, 2), np.float32)
     state = layers.save_torch_state_dict({"embed": {"weight": w}, "head": {"weight": w}})
     assert state["embed.weight"] is state["head.weight"]

@@ -6,7 +6,7 @@ import pytest
 import autodiff
 from autodiff import compare
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
 
 X = np.array([0.3, -1.2, 2.0])
 

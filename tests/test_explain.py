@@ -7,7 +7,7 @@ import autodiff
 import autodiff.numpy as anp
 from autodiff.extend import defvjp, primitive
 
-torch = pytest.importorskip("torch")
+torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
 
 cube = primitive(lambda x: x ** 3, name="cube_explained")
 defvjp(cube, lambda g, ans, x: g * 3.0 * x ** 2)

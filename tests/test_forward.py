@@ -238,7 +238,7 @@ def _torch_cases():
 @pytest.mark.parametrize("order", [1, 2])
 @pytest.mark.parametrize("name", list(_torch_cases()))
 def test_jvp_equals_torch_func_jvp(name, order):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     args, ours, theirs = _torch_cases()[name]
     if isinstance(theirs, str):
         theirs = getattr(torch, theirs)
@@ -538,7 +538,7 @@ def test_shape_group_forward_over_reverse_through_construction_and_its_split():
 def test_shape_group_kinks_follow_the_pullback_and_torch(ours, theirs):
     """max's tied elements share the tangent evenly (the transpose of its pullback, and torch.amax's JVP);
     prod at an exact zero is exact at first order."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 5.0]])
     v = np.array([[0.5, 1.0, 2.0], [1.0, 4.0, -1.0]])
     u = np.array([1.0, -2.0])
@@ -785,7 +785,7 @@ def _linalg_direction(a, rng):
 @pytest.mark.parametrize("name", list(_linalg_torch_cases()))
 def test_linalg_jvp_equals_torch_func_jvp(name, order):
     """Gauge-invariant functions of the decompositions, pushed forward: ours against torch.func.jvp."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     a, ours, theirs = _linalg_torch_cases()[name]
     rng = np.random.default_rng(7)
     v, w = _linalg_direction(a, rng), _linalg_direction(a, rng)
@@ -867,7 +867,7 @@ def test_scipy_ops_push_through_their_own_rules_and_agree_with_the_pullbacks():
 
 def test_scipy_odeint_pushes_through_its_sensitivity_rule_and_agrees_with_torch_matrix_exp():
     """A linear system's exact solution is expm(a t) y0: the JVP in y0, a and the times against torch.func.jvp."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     from autodiff.scipy.integrate import odeint
 
     rng = np.random.default_rng(4)

@@ -21,7 +21,7 @@ from autodiff._trees import leaves
 from layers.losses import softmax_cross_entropy
 from traversal import destructure, fmap, hessian_to_dense, isnumeric, total
 
-scipy_linalg = pytest.importorskip("scipy.sparse.linalg")
+scipy_linalg = pytest.importorskip("scipy.sparse.linalg", reason="scipy comes with pip install -e '.[test]'")
 
 
 def _loss(m):

@@ -222,7 +222,7 @@ def test_an_array_numpy_cannot_make_writable_again_stays_read_only_after_release
     # scipy.linalg.sqrtm returns an array over a PyCapsule: once read-only, numpy refuses to set it writable
     # again.  The tape's release (here in a pullback's __del__) must not raise, and the array stays read-only,
     # so a later write fails loudly.
-    scipy_linalg = pytest.importorskip("scipy.linalg")
+    scipy_linalg = pytest.importorskip("scipy.linalg", reason="scipy is in the [test] extra: pip install -e '.[test]'")
     x = scipy_linalg.sqrtm(np.diag([4.0, 9.0]))
     assert not isinstance(x.base, np.ndarray) and x.flags.writeable
     raised = []

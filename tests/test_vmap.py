@@ -291,7 +291,7 @@ def _torch_net(w, x, torch):
 
 
 def test_nesting_matches_torch_func(data):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     from torch.func import grad as tgrad
     from torch.func import hessian as thessian
     from torch.func import jvp as tjvp
@@ -319,7 +319,7 @@ def test_nesting_matches_torch_func(data):
 def test_per_example_gradients_of_an_mlp_match_torch_func(dtype):
     """vmap(grad(loss), in_axes=(None, 0, 0)) over a layers.MLP: the model's structure with a batch axis on
     every gradient leaf, equal to torch.func.vmap(grad) on the same weights (labels as a batched int index)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     from torch.func import functional_call
     from torch.func import grad as tgrad
     from torch.func import vmap as tvmap
@@ -354,7 +354,7 @@ def test_per_example_gradients_of_an_mlp_match_torch_func(dtype):
 
 
 def test_per_example_gradients_of_a_small_convnet_match_torch_func():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     from torch.func import grad as tgrad
     from torch.func import vmap as tvmap
 

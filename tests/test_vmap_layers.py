@@ -235,7 +235,7 @@ def test_each_runs_once_for_the_whole_batch(case, monkeypatch):
 
 def test_batch_norm_under_vmap_normalises_each_example_by_its_own_statistics():
     """As torch.func.vmap does for functional batch_norm in training (no running statistics)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     rng = np.random.default_rng(3)
     x, gamma, beta = rng.standard_normal((4, 2, 3, 5, 5)), rng.standard_normal(3), rng.standard_normal(3)
     y, mean, var = vmap(lambda xi: batch_norm(xi, gamma, beta, EPS))(x)
@@ -297,7 +297,7 @@ def _leaves(m):
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_per_example_gradients_of_a_convnet_with_batch_norm_and_max_pool_match_torch_func(dtype, group):
     """``group`` images per example (1: the usual per-example gradient; 2: BatchNorm's statistics over two)."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     model = _convnet(dtype)
     rng = np.random.default_rng(9)
     X, labels = rng.standard_normal((5, group, 2, 6, 6)).astype(dtype), rng.integers(0, 3, (5, group))

@@ -204,7 +204,7 @@ def test_odeint_integrates_the_batch_as_one_system(axes, monkeypatch):
 
 def test_odeint_per_example_gradients_match_torch_func_on_a_linear_system():
     """``dy/dt = a y`` has ``y(t) = expm(a t) y0``: torch.func.vmap(grad) of that is the oracle."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     from torch.func import grad as tgrad
     from torch.func import vmap as tvmap
 
@@ -257,7 +257,7 @@ def test_logsumexp_signs_and_empty_slices_are_per_example():
 
 def test_maxabs_ties_are_counted_per_example_against_torch_func():
     """Each example splits its gradient between its own ties (1, 2 or 3 of them), as torch's amax does."""
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     from torch.func import grad as tgrad
     from torch.func import vmap as tvmap
 

@@ -10,13 +10,6 @@ import warnings
 
 import numpy as np
 import pytest
-import torch
-from torch.func import functional_call
-from torch.func import grad as tgrad
-from torch.func import hessian as thessian
-from torch.func import jacfwd as tjacfwd
-from torch.func import jacrev as tjacrev
-from torch.func import vmap as tvmap
 
 import autodiff
 import autodiff.numpy as anp
@@ -25,6 +18,10 @@ from autodiff._traced import value_of
 from autodiff.extend import BatchingWarning
 from layers import MLP
 from layers.losses import binary_cross_entropy_with_logits, mse, softmax_cross_entropy
+
+torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
+functional_call, tgrad, thessian = torch.func.functional_call, torch.func.grad, torch.func.hessian
+tjacfwd, tjacrev, tvmap = torch.func.jacfwd, torch.func.jacrev, torch.func.vmap
 
 N, SIZES = 6, [5, 7, 3]
 TOL = {np.float64: dict(rtol=1e-10, atol=1e-12), np.float32: dict(rtol=2e-5, atol=2e-6)}
