@@ -85,17 +85,14 @@ class Reduction:
             return sum(_parallel.map_arrays(self.f, xs), init)
         if not _parallel.splits(xs):
             got = _kernels.sum_each(self.kernel, xs, self.finish)  # None unless all are of one float dtype
-            return init + got[1].type(got[0]) if got is not None else self._mixed(xs, init)
+            if got is not None:
+                return init + got[1].type(got[0])
         if not _kernels.all_fast(xs):
             return None
-        if _mixed(xs):
+        if _mixed(xs):  # the rare case: each value in its array's dtype
             return sum(_parallel.map_arrays(self.f, xs), init)
         raw = _parallel.sum_pieces(_kernels.runner(self.kernel), [x.ravel() for x in xs])
         return _sum(xs, [v if self.finish is None else self.finish(v) for v in raw], init)
-
-    def _mixed(self, xs, init):
-        """Arrays of both float dtypes summed each in its own (the rare case); ``None`` for other dtypes."""
-        return sum(_parallel.map_arrays(self.f, xs), init) if _kernels.all_fast(xs) else None
 
     def total_and_unit_grads(self, xs, init):
         """``init + Σ f(x)`` and the gradients at g = 1 written in the same pass (``None`` without a fused form)."""
