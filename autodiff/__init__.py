@@ -6,8 +6,6 @@
 0.0
 """
 
-import importlib
-
 from . import numpy  # noqa: F401  (installs array behaviour on traced values)
 from ._accel import backward as _accel_backward
 from ._accel import batching as _accel_batching
@@ -20,6 +18,7 @@ from ._holomorphic import holomorphic_grad
 from ._hvp_operator import HvpOperator, hvp_operator
 from ._jacobian import hessian, jacfwd, jacobian, jacrev
 from ._kernels import warmup
+from ._lazy import lazy_names
 from ._rule_checks import stop_gradient
 from ._show import show, ties
 from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk
@@ -43,17 +42,6 @@ __all__ = [
 ]
 
 # The study tools load on first use: most programs never call them, and they cost import time.
-_LAZY = {"compare": "._compare", "Comparison": "._compare", "explain": "._explain", "Explanation": "._explain",
-         "trace": "._trace", "Trace": "._trace"}
-
-
-def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'autodiff' has no attribute {name!r}")
-    value = globals()[name] = getattr(importlib.import_module(module, __name__), name)
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, {
+    "compare": "._compare", "Comparison": "._compare", "explain": "._explain", "Explanation": "._explain",
+    "trace": "._trace", "Trace": "._trace"})

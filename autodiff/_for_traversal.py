@@ -9,6 +9,7 @@
 - ``is_known(f)``: is ``f`` a known reduction of one array (``total(sumsq, model, grads)`` applies it to
   each gradient alone); ``known_total(f, xs, init)``: the fused model-wide path of such a reduction, or
   ``None`` when there is none (always ``None`` under ``AUTODIFF_REFERENCE=1``).
+- ``lazy_names(package, table)``: a package's names that load on first use (traversal's checkpoints).
 
 >>> import numpy as np
 >>> import autodiff.numpy as anp
@@ -21,9 +22,10 @@
 from ._accel.reductions import known_total
 from ._containers import Node, fields_getter, node_of, registry_version, set_trainable_filter
 from ._layouts import Layout, LayoutCache, compile_layout
+from ._lazy import lazy_names
 from .numpy._named import is_known
 
 __all__ = [
     "node_of", "Node", "registry_version", "set_trainable_filter", "fields_getter",
-    "compile_layout", "Layout", "LayoutCache", "is_known", "known_total",
+    "compile_layout", "Layout", "LayoutCache", "is_known", "known_total", "lazy_names",
 ]

@@ -9,7 +9,7 @@ The functor protocol (shared with ``autodiff``), composable walks and the
 [array([1., 1.])]
 """
 
-import importlib
+from autodiff._for_traversal import lazy_names
 
 from ._accel import collect as _accel_collect
 from ._cache import IdentityCache, usecache
@@ -48,16 +48,5 @@ __all__ = [
 
 
 # Checkpoints load on first use: most programs never save one, and they cost import time.
-_LAZY = {name: "._checkpoint" for name in ("save", "load", "CheckpointError", "CheckpointWarning")}
-
-
-def __getattr__(name):
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'traversal' has no attribute {name!r}")
-    value = globals()[name] = getattr(importlib.import_module(module, __name__), name)
-    return value
-
-
-def __dir__():
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_names(__name__, dict.fromkeys(("save", "load", "CheckpointError", "CheckpointWarning"),
+                                                          "._checkpoint"))
