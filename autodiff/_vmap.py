@@ -179,17 +179,17 @@ def _to_front(x, axis):
 
 
 def _outputs(out, out_axes, level):
-    from .numpy import broadcast_to, moveaxis
-
     axis_of = _axes_for(out_axes, out, "out_axes")
 
     def leaf_fn(path, leaf):
-        return _output_leaf(leaf, axis_of(path), level, path, broadcast_to, moveaxis)
+        return _output_leaf(leaf, axis_of(path), level, path)
 
     return transform(out, leaf_fn, rebuild_node)
 
 
-def _output_leaf(leaf, axis, level, path, broadcast_to, moveaxis):
+def _output_leaf(leaf, axis, level, path):
+    from .numpy import broadcast_to, moveaxis
+
     mine = type(leaf) is Traced and leaf.tape is level
     if axis is None:
         if mine:

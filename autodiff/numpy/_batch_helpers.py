@@ -12,6 +12,7 @@ import inspect
 
 import numpy as np
 
+from .._batch_rules import loop
 from .._batching import example_shape as _example_shape
 from ..extend import Traced
 
@@ -58,8 +59,6 @@ def first_only(prim, rule):
 
     def checked(level, args, bdims, kwargs):
         if bdims[0] is None or any(b is not None for b in bdims[1:]):
-            from .._batch_rules import loop
-
             return loop(prim, level, args, bdims, kwargs)
         return rule(level, args, bdims, kwargs)
 
@@ -142,8 +141,6 @@ def whole(prim):
 
 def loop_rule(prim):
     """The loop over the batch, registered on purpose (ops that cannot batch: ragged outputs)."""
-    from .._batch_rules import loop
-
     return lambda level, args, bdims, kwargs: loop(prim, level, args, bdims, kwargs)
 
 
@@ -155,7 +152,6 @@ def fold_leading(prim, shape_at=None, arrays=1):
     broadcast along the batch first.  A later argument batched runs the loop."""
 
     def rule(level, args, bdims, kwargs):
-        from .._batch_rules import loop
         from ._shape import reshape
 
         if any(b is not None for b in bdims[arrays:]):
