@@ -15,6 +15,7 @@ wherever the output does not reach (``design.md`` sections 2 and 9).
 import numpy as np
 
 from ._arguments import is_differentiable
+from ._batching import example_shape
 from ._directions import Variables
 from ._forward import dual, open_pushforward
 from ._higher import materialise
@@ -116,9 +117,7 @@ def _seed(treedef, n, j, row):
 
 def _shape(x):
     """One example's shape under ``vmap`` (the batch axis is not the rule's to see), else the shape."""
-    from .numpy._broadcast import shape_of
-
-    return shape_of(x)
+    return example_shape(x)
 
 
 def _dtype(x):

@@ -261,7 +261,7 @@ def on_arguments(f, args, nums):
 def _scalar_output(out, tape):
     value = out.value if type(out) is Traced and out.tape is tape else out
     plain = value_of(value)
-    shape = example_shape(value) if type(value) is Traced else getattr(plain, "shape", None)  # vmap: one example's
+    shape = example_shape(value)  # under vmap: one example's
     scalar = isinstance(plain, (float, int, np.generic)) or (type(plain) is np.ndarray and not shape)
     if not scalar:
         raise TypeError(

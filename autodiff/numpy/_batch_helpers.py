@@ -16,7 +16,7 @@ from .._batch_rules import loop
 from .._batching import example_shape as _example_shape
 from ..extend import Traced
 
-shape_of = _example_shape  # one example's shape, as ``_broadcast.shape_of`` reads it (hides every vmap's axis)
+shape_of = _example_shape  # one example's shape (hides every vmap's axis), as ``_broadcast.shape_of``
 
 
 def example_shape(a, bdim):

@@ -8,21 +8,12 @@ so each pushes a tangent forward through itself.
 
 import numpy as np
 
-from .._batching import Batch
+from .._batching import example_shape
 from ..extend import Traced, defbatch, deflinear, defvjp, primitive
 from ._batch_helpers import elementwise
 from ._batch_ops import broadcast_to_rule, sum_to_shape_rule
 
-
-def shape_of(x):
-    """Shape of a plain or traced value (a Python scalar has shape ``()``); one example's under ``vmap``."""
-    depth = 0
-    while type(x) is Traced:
-        if type(x.tape) is Batch:  # its batch axis leads the value below: not part of an example's shape
-            depth += 1
-        x = x.value
-    shape = x.shape if type(x) is np.ndarray else np.shape(x)
-    return shape[depth:] if depth else shape
+shape_of = example_shape  # a plain or traced value's shape (a Python scalar's is ()); one example's under vmap
 
 
 def dtype_of(x):
