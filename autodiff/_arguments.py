@@ -14,8 +14,9 @@ import numpy as np
 
 from ._batching import like_batches_of
 from ._containers import node_of
+from ._protection import hold_each
 from ._tangents import NoTangent, Thunk, ZeroTangent
-from ._traced import Traced, new_input, value_of
+from ._traced import Traced, new_input, unprotected_input, value_of
 from ._trees import flatten, format_path, leaves, trainable_flags
 
 
@@ -65,10 +66,12 @@ def _trace_leaves(tape, arg, i, leaves):
     seen = {}  # id(array) -> its traced input, within this argument only
     traced = []
     arrays = 0
+    fresh = []  # the plain arrays traced: protected together at the end (one lock for a model's parameters)
     for leaf in leaves:
         kind = type(leaf)
         if kind is np.ndarray and leaf.dtype.kind in "fc":
             is_array = True
+            fresh.append(leaf)
         elif kind not in _PLAIN and is_differentiable(leaf):
             is_array = isinstance(value_of(leaf), np.ndarray)  # an array traced at an outer level, or a float
         else:
@@ -81,8 +84,9 @@ def _trace_leaves(tape, arg, i, leaves):
         arrays += 1
         t = seen.get(id(leaf))
         if t is None:
-            t = seen[id(leaf)] = new_input(tape, leaf)
+            t = seen[id(leaf)] = unprotected_input(tape, leaf) if kind is np.ndarray else new_input(tape, leaf)
         traced.append(t)
+    hold_each(fresh, tape.protected)
     return traced, len(seen) < arrays
 
 

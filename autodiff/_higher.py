@@ -15,7 +15,7 @@ from ._directions import Variables, as_arguments, chosen_arguments
 from ._forward import dual, open_pushforward
 from ._jvp_rules import jvp_rule_of
 from ._tangents import ZeroTangent
-from ._traced import Traced, new_input, open_tape, release, value_of
+from ._traced import Traced, new_inputs, open_tape, release, value_of
 from ._transforms import _split_aux, _unwrap_outputs, checked_aux, grad, on_arguments, split_tuple_outputs
 from ._trees import rebuild_node, transform
 
@@ -201,7 +201,7 @@ def linearize(f, *primals):
     """
     variables = Variables(tuple(primals))
     with open_tape() as tape:
-        inputs = [new_input(tape, x) for x in variables.leaves]
+        inputs = new_inputs(tape, variables.leaves)
         out = split_tuple_outputs(f(*variables.substitute(inputs)))
     value, outputs = _unwrap_outputs(out, tape)
     return value, Linearized(tape, variables, inputs, value, outputs)

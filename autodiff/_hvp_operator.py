@@ -35,7 +35,7 @@ from ._arguments import _materialise, zeros_like_primal
 from ._directions import Variables, as_arguments
 from ._higher import _collapse
 from ._parameter_vector import ParameterVector
-from ._traced import new_input, open_tape, release
+from ._traced import new_inputs, open_tape, release
 from ._transforms import _argnums, _protect_saved, _unwrap_outputs, checked_aux, on_arguments, value_and_grad
 from ._trees import leaves, transform
 
@@ -94,7 +94,7 @@ def hvp_operator(f, *primals, argnums=0, has_aux=False):
     homes = variables.homes()
     value_and_gradient = value_and_grad(f_chosen, tuple(range(len(chosen))), has_aux)
     with open_tape() as tape:
-        inputs = [new_input(tape, x) for x in variables.leaves]
+        inputs = new_inputs(tape, variables.leaves)
         value, grads = value_and_gradient(*variables.substitute(inputs))
         by_path = dict(leaves(grads))
         at_homes = [by_path.get(home) for home in homes]

@@ -53,6 +53,29 @@ def hold(array):
     return root
 
 
+def hold_each(arrays, roots):
+    """:func:`hold` each array not yet in ``roots`` (a dict id(array) -> its buffer), under one lock.
+
+    The arrays a tape takes in at once (a model's parameters) share one lock and one loop; an array
+    that views another takes :func:`hold`'s path.
+    """
+    with _lock:
+        for array in arrays:
+            key = id(array)
+            if key in roots:
+                continue
+            if array.base is not None:
+                roots[key] = hold(array)
+                continue
+            held = _held.get(key)
+            if held is None:
+                _held[key] = [1, array.flags.writeable]
+                array.setflags(write=False)
+            else:
+                held[0] += 1
+            roots[key] = array
+
+
 def _note_views(key, chain):
     """Clear the flag of every view on ``chain`` (a view first, the buffer last) not noted yet."""
     views = _views.setdefault(key, {})

@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from ._protection import hold, let_go
+from ._protection import hold, hold_each, let_go
 
 _state = threading.local()
 
@@ -125,6 +125,17 @@ def new_input(tape, value):
     """Put ``value`` on ``tape`` as an input and return its traced stand-in."""
     if type(value) is np.ndarray and id(value) not in tape.protected:  # protect(tape, value), inlined
         tape.protected[id(value)] = hold(value)
+    return unprotected_input(tape, value)
+
+
+def new_inputs(tape, values):
+    """:func:`new_input` for each of ``values``, the arrays among them protected together (one lock)."""
+    hold_each([v for v in values if type(v) is np.ndarray], tape.protected)
+    return [unprotected_input(tape, v) for v in values]
+
+
+def unprotected_input(tape, value):
+    """:func:`new_input` for a caller that protects the array itself, with :func:`new_inputs`'s ``hold_each``."""
     entries = tape.entries
     entries.append((None, (), (), value, (), None))  # an input keeps its value where outputs keep theirs
     return Traced(value, tape, len(entries) - 1, tape.level)

@@ -261,12 +261,11 @@ def on_arguments(f, args, nums):
 def _scalar_output(out, tape):
     value = out.value if type(out) is Traced and out.tape is tape else out
     plain = value_of(value)
-    shape = example_shape(value)  # under vmap: one example's
-    scalar = isinstance(plain, (float, int, np.generic)) or (type(plain) is np.ndarray and not shape)
-    if not scalar:
+    scalar = isinstance(plain, (float, int, np.generic)) or (type(plain) is np.ndarray and not example_shape(value))
+    if not scalar:  # under vmap, the shape of one example
         raise TypeError(
             f"grad: the function must return a scalar, but it returned "
-            f"{_describe(plain, shape)}. Reduce it to a scalar (e.g. `.sum()`), or use "
+            f"{_describe(plain, example_shape(value))}. Reduce it to a scalar (e.g. `.sum()`), or use "
             "autodiff.jacobian / autodiff.vjp for non-scalar outputs"
         )
     if type(plain) is not float and _dtype(plain).kind == "c":

@@ -9,7 +9,7 @@ tape, so it nests like everything else.
 
 from . import _backward
 from ._tangents import ZERO, Thunk
-from ._traced import Traced, new_input, open_tape, release
+from ._traced import Traced, new_inputs, open_tape, release
 
 
 def vjp_via_ad(f, *xs):
@@ -22,7 +22,7 @@ def vjp_via_ad(f, *xs):
     (array([0., 2.]), array([2., 2.]))
     """
     with open_tape() as tape:
-        inputs = [new_input(tape, x) for x in xs]
+        inputs = new_inputs(tape, xs)
         out = f(*inputs)
     if type(out) is not Traced or out.tape is not tape:
         release(tape)
