@@ -16,6 +16,7 @@ import autodiff
 import autodiff.numpy as anp
 import layers
 import optimisers
+import traversal._checkpoint_archive as _checkpoint_archive
 from traversal import CheckpointError, CheckpointWarning, children, fleaves, fmap, fmap_with_path, load, save
 
 
@@ -178,14 +179,14 @@ def test_a_save_that_fails_midway_leaves_the_previous_checkpoint_whole(tmp_path,
     save(tmp_path / "c.npz", {"w": np.ones(2), "v": np.ones(3)})
     calls = []
 
-    def fail_on_second_array(out, array, allow_pickle):
+    def fail_on_second_array(archive, name, array):
         calls.append(1)
         if len(calls) == 3:  # the metadata, then "w", then "v"
             raise OSError("disk full")
-        write_array(out, array, allow_pickle=allow_pickle)
+        write_member(archive, name, array)
 
-    write_array = np.lib.format.write_array
-    monkeypatch.setattr(np.lib.format, "write_array", fail_on_second_array)
+    write_member = _checkpoint_archive._member
+    monkeypatch.setattr(_checkpoint_archive, "_member", fail_on_second_array)
     with pytest.raises(OSError, match="disk full"):
         save(tmp_path / "c.npz", {"w": np.zeros(2), "v": np.zeros(3)})
     monkeypatch.undo()
@@ -382,3 +383,18 @@ def test_tied_arrays_share_one_tensor_like_torch():
     assert state["embed.weight"] is state["head.weight"]
     w[0, 0] = 5  # a copy: the state dict never aliases the model's arrays
     assert state["embed.weight"][0, 0] == 1
+
+
+def test_each_member_is_an_npy_file_numpy_reads_back_exactly(tmp_path):
+    """save writes a contiguous array's memory straight after its header: np.load (the oracle) must read back
+    every layout and dtype as it was, the views and Fortran-ordered arrays that take write_array's path too."""
+    base = np.arange(24.0).reshape(4, 6)
+    tree = {"c": base, "f": np.asfortranarray(base), "strided": base[::2, 1::2], "big": np.arange(5, dtype=">f4"),
+            "complex": np.array([1 + 2j, 3 - 4j]), "scalar": np.array(2.5), "empty": np.zeros((0, 3)),
+            "half": np.linspace(0, 1, 7, dtype=np.float16), "ints": np.arange(6, dtype=np.int16).reshape(2, 3)}
+    save(tmp_path / "c.npz", tree)
+    with np.load(tmp_path / "c.npz", allow_pickle=False) as members:
+        for name, array in tree.items():
+            read = members[name]
+            assert read.dtype == array.dtype and read.shape == array.shape, name
+            assert np.array_equal(read, array), name

