@@ -73,8 +73,10 @@ class Variables:
     def __init__(self, primals):
         self.primals = primals
         self.leaves, self.paths, self.at = [], [], {}  # per variable: leaf, paths; path -> variable
+        self.every_path = []  # the key path of every leaf, differentiable or not, in order
         tied = {}  # (argument, id of an array) -> its variable
         for path, leaf in leaves(primals):
+            self.every_path.append(path)
             if not is_differentiable(leaf):
                 continue
             is_array = isinstance(value_of(leaf), np.ndarray)  # scalars are values: never tied
@@ -137,7 +139,7 @@ class Variables:
 
     def directions(self, name, tangents, bare):
         """One direction per variable, ``None`` for zero: ``tangents`` checked leaf by leaf."""
-        entries = _entries(name, self.primals, tangents, bare)
+        entries = _entries(name, self.every_path, tangents, bare)
         directions, first = [None] * len(self.leaves), [None] * len(self.leaves)
         for path, v in self.at.items():
             t = entries[path]
@@ -159,12 +161,13 @@ def _sum(x):
     return anp.real(total) if np.iscomplexobj(value_of(total)) else total
 
 
-def _entries(name, primals, tangents, bare):
-    """``{primal leaf path: tangent entry}``; a ``None`` subtree of the tangent gives ``None`` below it."""
+def _entries(name, paths, tangents, bare):
+    """``{primal leaf path: tangent entry}`` for the primals' leaf ``paths``; a ``None`` subtree of the
+    tangent gives ``None`` below it."""
     given = dict(leaves(tangents))
     used = set()  # the prefixes (None subtrees) that gave an entry
     entries = {}
-    for path, _ in leaves(primals):
+    for path in paths:
         entries[path] = given[path] if path in given else _entry(name, given, path, used, bare)
     extra = [p for p in given if p not in entries and p not in used and given[p] is not None]
     if extra:
