@@ -23,7 +23,7 @@ collectors and ``total``, live in ``autodiff._for_traversal``.)
 import sys
 
 from ._arguments import is_differentiable
-from ._batch_rules import BatchingWarning, _batch_rules
+from ._batch_rules import BatchingWarning, _batch_rules, loop
 from ._batching import batch_through
 from ._containers import register_container, register_leaf
 from ._forward import jvp_via_ad
@@ -38,7 +38,7 @@ __all__ = [
     "primitive", "defvjp", "defvjp_joint", "defvjp_fwd_bwd", "defjvp", "defjvp_joint", "deflinear",
     "Primitive", "Traced", "value_of", "is_differentiable", "register_container", "register_leaf",
     "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents", "vjp_via_ad", "jvp_via_ad",
-    "check_rules", "RuleWarning", "defbatch", "batch_through", "BatchingWarning",
+    "check_rules", "RuleWarning", "defbatch", "batch_through", "batch_loop", "BatchingWarning",
 ]
 
 
@@ -190,3 +190,20 @@ def defbatch(prim, rule):
     array([0., 2., 4.])
     """
     _batch_rules[prim] = rule
+
+
+def batch_loop(prim, level, args, bdims, kwargs):
+    """What ``vmap`` does for a primitive without a batching rule: ``prim`` once per example, the results
+    stacked along a new axis 0 (``(out, 0)``, as a rule returns).  A rule calls it for the cases it does
+    not fold into one call.
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> first = primitive(lambda x: x[:1] * 1.0, "first")
+    >>> defbatch(first, lambda level, args, bdims, kwargs: batch_loop(first, level, args, bdims, kwargs))
+    >>> autodiff.vmap(first)(np.arange(6.0).reshape(3, 2))
+    array([[0.],
+           [2.],
+           [4.]])
+    """
+    return loop(prim, level, args, bdims, kwargs)

@@ -26,6 +26,7 @@ from autodiff.extend import (
     Thunk,
     ZeroTangent,
     add_tangents,
+    batch_loop,
     defbatch,
     defjvp_joint,
     defvjp_joint,
@@ -273,9 +274,7 @@ def _unfold_vectors(v, size, lead=0):
 def _static_eps(prim, level, args, bdims, kwargs):
     """The loop for a call these rules do not fold (``eps`` batched, or keywords); ``None`` otherwise."""
     if kwargs or bdims[-1] is not None:
-        from autodiff._batch_rules import loop
-
-        return loop(prim, level, args, bdims, kwargs)
+        return batch_loop(prim, level, args, bdims, kwargs)
     return None
 
 
