@@ -73,7 +73,7 @@ def _weights(out, seed=7):
 
 
 def _check_row(op, dtype, axis, check):
-    @SETTINGS
+    @settings(SETTINGS, max_examples=op.examples)
     @given(case=op.cases, seed=st.integers(0, 2**16))
     def run(case, seed):
         shapes, kwargs = case
