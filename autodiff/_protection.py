@@ -40,40 +40,32 @@ def hold(array):
         chain = chain or [array]
         root = root.base
         chain.append(root)
-    key = id(root)
     with _lock:
-        held = _held.get(key)
-        if held is None:  # counted before anything below may allocate (and so collect): a nested let_go sees it
-            _held[key] = [1, root.flags.writeable]
-            root.setflags(write=False)
-        else:
-            held[0] += 1
+        _count(id(root), root)
         if chain is not None:
-            _note_views(key, chain)
+            _note_views(id(root), chain)
     return root
 
 
 def hold_each(arrays, roots):
-    """:func:`hold` each array not yet in ``roots`` (a dict id(array) -> its buffer), under one lock.
-
-    The arrays a tape takes in at once (a model's parameters) share one lock and one loop; an array
-    that views another takes :func:`hold`'s path.
-    """
+    """:func:`hold` each array not yet in ``roots`` (a dict id(array) -> its buffer), under one lock: the
+    arrays a tape takes in at once (a model's parameters) share it."""
     with _lock:
         for array in arrays:
             key = id(array)
-            if key in roots:
-                continue
-            if array.base is not None:
-                roots[key] = hold(array)
-                continue
-            held = _held.get(key)
-            if held is None:
-                _held[key] = [1, array.flags.writeable]
-                array.setflags(write=False)
-            else:
-                held[0] += 1
-            roots[key] = array
+            if key not in roots:
+                roots[key] = hold(array) if array.base is not None else _count(key, array)
+
+
+def _count(key, root):
+    """One more hold on the buffer ``root`` (the lock held); the first notes its writeable flag and clears it."""
+    held = _held.get(key)
+    if held is None:  # counted before anything below may allocate (and so collect): a nested let_go sees it
+        _held[key] = [1, root.flags.writeable]
+        root.setflags(write=False)
+    else:
+        held[0] += 1
+    return root
 
 
 def _note_views(key, chain):
