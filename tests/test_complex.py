@@ -5,7 +5,9 @@ Three oracles: central finite differences (``gradcheck`` pairs cotangents with t
 and, for real inputs passing through complex intermediates, PyTorch and finite differences directly.
 """
 
+import operator
 import os
+import re
 
 import numpy as np
 import pytest
@@ -186,11 +188,7 @@ REAL_ONLY = {
     # complex inputs they are not functions of the matrix; complex svd is checked against torch on
     # phase-invariant functions in tests/test_linalg_decompositions.py
     "linalg.svd", "linalg.svd square full", "linalg.svd tall full",
-    # autodiff.scipy differentiates real inputs only, as autograd.scipy does (scipy's forwards accept complex)
-    "special.digamma", "special.logsumexp", "special.logsumexp b", "special.logsumexp negative b",
-    "linalg.cho_solve", "linalg.cholesky upper", "stats.multivariate_normal.logpdf",
-    "stats.multivariate_normal.logpdf diagonal",
-}
+}  # (autodiff.scipy's rows are not here: they refuse complex input, which the test below asserts)
 
 
 def _complex_inputs(op, shapes, dtype, seed):
@@ -198,16 +196,37 @@ def _complex_inputs(op, shapes, dtype, seed):
     return [(op.domain(r.standard_normal(s)) + 0.5j * r.standard_normal(s)).astype(dtype) for s in shapes]
 
 
-def _accepts_complex(op):
-    example = op.cases.example() if hasattr(op.cases, "example") else None
-    if example is None:
-        return False
-    shapes, kwargs = example
+def _refusal(op, dtype):
+    """The error the op's forward raises at complex inputs of ``dtype``, or ``None`` when it takes them."""
+    shapes, kwargs = op.cases.example()
     try:
-        op.fn(*_complex_inputs(op, shapes, np.complex128, 0), **kwargs)
-    except (TypeError, ValueError, np.exceptions.DTypePromotionError, NotImplementedError):
-        return False
-    return True
+        op.fn(*_complex_inputs(op, shapes, dtype, 0), **kwargs)
+    except (TypeError, ValueError, np.exceptions.DTypePromotionError, NotImplementedError) as e:
+        return e
+    return None
+
+
+def _assert_refused_clearly(op, error):
+    """A refusal is one of two decided ones: autodiff.scipy takes real inputs only (as autograd.scipy does) and
+    says so, naming the function; autodiff.numpy refuses only where numpy's own ufunc refuses complex input."""
+    message = str(error)
+    if "autodiff.scipy." in message:
+        assert isinstance(error, TypeError) and "got a complex input" in message and "real inputs only" in message, (
+            f"{op.name}: {message}")
+        return
+    named = re.search(r"ufunc '(\w+)' not supported for the input types", message)
+    operator_named = re.search(r"unsupported operand type\(s\) for (\S+): .*'numpy.complex", message)
+    assert named or operator_named, f"{op.name} refused complex input without saying why: {message}"
+    if named:
+        ufunc = getattr(np, named.group(1))
+        numpys_own = lambda: ufunc(*[np.ones(2, np.complex128)] * ufunc.nin)  # noqa: E731
+    else:  # a numpy complex scalar's operator, as in ``x % c`` on 0-d input
+        numpys_own = lambda: _OPERATORS[operator_named.group(1)](np.complex128(1 + 1j), 1.0)  # noqa: E731
+    with pytest.raises(TypeError):  # numpy itself refuses: there is no complex function to differentiate
+        numpys_own()
+
+
+_OPERATORS = {"%": operator.mod, "//": operator.floordiv, "divmod()": divmod}
 
 
 @pytest.mark.filterwarnings("ignore::hypothesis.errors.NonInteractiveExampleWarning")
@@ -215,8 +234,12 @@ def _accepts_complex(op):
 @pytest.mark.parametrize("dtype", [np.complex128, np.complex64], ids=["complex128", "complex64"])
 @pytest.mark.parametrize("op", [op for op in OPS if op.name not in REAL_ONLY], ids=repr)
 def test_table_op_at_complex_inputs(op, dtype, order):
-    if not _accepts_complex(op):
-        pytest.skip(f"{op.name}: its forward (numpy's or scipy's) refuses complex input")
+    """Every op either differentiates correctly at complex inputs (gradcheck, orders 1 and 2) or refuses them
+    with a clear error (:func:`_assert_refused_clearly`)."""
+    refused = _refusal(op, dtype)
+    if refused is not None:
+        _assert_refused_clearly(op, refused)
+        return
 
     @SETTINGS
     @given(case=op.cases, seed=st.integers(0, 2**16))
