@@ -9,11 +9,16 @@ on a real parametrisation ``x + 1j y`` of a complex input.
 
 import numpy as np
 import pytest
-import torch
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import gradcheck
+
+try:
+    import torch
+except ImportError:  # torch is the oracle: only the tests that read it skip
+    torch = None
+needs_torch = pytest.mark.skipif(torch is None, reason="torch is the oracle; pip install -e '.[test]'")
 
 RNG = np.random.default_rng(13)
 
@@ -59,11 +64,13 @@ def _svd_function(a, lib):
     return squares + (s ** 3).sum() + real(rebuilt * _w(a.shape[-2:], 1.0, lib)).sum()
 
 
+@needs_torch
 @pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4), (2, 3, 2)])
 def test_svd_matches_torch(shape):
     _check_against_torch(_svd_function, _separated(shape))
 
 
+@needs_torch
 @pytest.mark.parametrize("shape", [(3, 3), (4, 3), (2, 3)])
 def test_svd_of_complex_matrices_matches_torch(shape):
     z = _complex(shape)
@@ -71,6 +78,7 @@ def test_svd_of_complex_matrices_matches_torch(shape):
     assert gradcheck(lambda x, y: _svd_function(x + 1j * y, anp), z.real.copy(), z.imag.copy(), order=2)
 
 
+@needs_torch
 @pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 3, 4)])
 @pytest.mark.parametrize("kind", ["real", "complex"])
 def test_singular_values_match_torch(shape, kind):
@@ -92,6 +100,7 @@ def test_full_matrices_beyond_the_thin_part_raise():
         autodiff.grad(lambda a: anp.sum(anp.linalg.svd(a)[0] ** 3))(a)
 
 
+@needs_torch
 @pytest.mark.parametrize("uplo", ["L", "U"])
 def test_eigh_matches_torch_on_symmetric_input(uplo):
     """Through a symmetrisation both libraries see the same function; torch reads the same triangle."""
@@ -114,6 +123,7 @@ def test_eigh_reads_one_triangle_like_numpy():
     assert gradcheck(lambda a: anp.linalg.eigh(a, UPLO="U")[1] ** 2, a, order=2)
 
 
+@needs_torch
 @pytest.mark.parametrize("case", ["real eigenvalues", "complex pair"])
 def test_eig_of_gauge_invariant_functions_matches_torch(case):
     base = np.array([[1.0, 2.0, 0.0], [-2.0, 1.0, 0.0], [0.0, 0.0, 4.0]]) if case == "complex pair" else np.diag(
@@ -128,6 +138,7 @@ def test_eig_of_gauge_invariant_functions_matches_torch(case):
     _check_against_torch(f, a)
 
 
+@needs_torch
 @pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4), (2, 3, 2)])
 @pytest.mark.parametrize("kind", ["real", "complex"])
 def test_pinv_matches_torch(shape, kind):
@@ -143,6 +154,7 @@ def test_pinv_matches_torch(shape, kind):
         assert gradcheck(lambda x, y: f(x + 1j * y, anp), a.real.copy(), a.imag.copy(), order=2)
 
 
+@needs_torch
 @pytest.mark.parametrize("ord", ["nuc", 2, -2])
 @pytest.mark.parametrize("kind", ["real", "complex"])
 def test_matrix_norms_match_torch(ord, kind):
@@ -185,6 +197,7 @@ FORMS = [
 ]
 
 
+@needs_torch
 @pytest.mark.parametrize("subscripts,shapes", FORMS, ids=[f for f, _ in FORMS])
 @pytest.mark.parametrize("kind", ["real", "complex"])
 def test_einsum_forms_match_torch(subscripts, shapes, kind):
@@ -207,6 +220,7 @@ def test_einsum_sublist_form():
     assert gradcheck(f, x, y, order=2)
 
 
+@needs_torch
 def test_einsum_real_operand_of_complex_product_gets_real_cotangents():
     """Bug 5 of issue 13 for einsum (and outer, built on it): the second derivative through a complex
     operand came out complex; now real and equal to torch's."""
@@ -241,6 +255,7 @@ def test_einsum_errors_name_einsum_not_numpy(args, message):
         anp.einsum(np.ones(2), ["a"])
 
 
+@needs_torch
 def test_einsum_jvp_with_a_complex_operand():
     """Bug 5's jvp form: it raised 'cotangent ... dtype float64, but the output has ... complex128'."""
     b = np.array([1 + 2j, -0.5 + 1j, 0.3 - 0.7j])
@@ -252,8 +267,8 @@ def test_einsum_jvp_with_a_complex_operand():
 
 
 JVPS = {
-    "svd values": (lambda a: anp.linalg.svd(a, compute_uv=False), torch.linalg.svdvals),
-    "pinv": (anp.linalg.pinv, torch.linalg.pinv),
+    "svd values": (lambda a: anp.linalg.svd(a, compute_uv=False), lambda a: torch.linalg.svdvals(a)),
+    "pinv": (anp.linalg.pinv, lambda a: torch.linalg.pinv(a)),
     "eigh values": (lambda a: anp.linalg.eigh(a)[0], lambda a: torch.linalg.eigh(a)[0]),
     "einsum diagonal": (lambda a: anp.einsum("ii->i", a), lambda a: torch.einsum("ii->i", a)),
     "array": (lambda a: anp.array([a[0, 0] * 2.0, 1.0, a[1, 2]]),
@@ -261,6 +276,7 @@ JVPS = {
 }
 
 
+@needs_torch
 @pytest.mark.parametrize("name", JVPS)
 def test_jvp_matches_torch(name):
     ours, theirs = JVPS[name]
@@ -303,6 +319,7 @@ def _eigh_invariants(a, lib=anp, uplo="L"):
     return (w ** 2).sum() + (real(v * v.conj()) * _w((3, 3), 0.0, lib)).sum() + real(rebuilt * c).sum()
 
 
+@needs_torch
 @pytest.mark.parametrize("uplo", ["L", "U"])
 @pytest.mark.parametrize("shape", [(3, 3), (2, 3, 3)])
 def test_eigh_complex_hermitian_gradcheck(shape, uplo):
@@ -315,6 +332,7 @@ def test_eigh_complex_hermitian_gradcheck(shape, uplo):
         assert gradcheck(lambda x: anp.abs(anp.linalg.eigh(x, UPLO=uplo)[1]) ** 2, x)
 
 
+@needs_torch
 @pytest.mark.parametrize("uplo", ["L", "U"])
 def test_eigh_complex_matches_torch(uplo):
     """Through a Hermitisation both libraries see the same function; ours is the conjugate of torch's grad."""
