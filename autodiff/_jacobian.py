@@ -66,7 +66,7 @@ def _at_output(pullback, outs, treedef, j, primals, chunk_size=None):
     """The blocks of output leaf ``j``: one argument-shaped structure per primal (``None`` for a non-float leaf)."""
     if not is_differentiable(outs[j]):
         return None
-    shape, dtype = _shape(outs[j]), _dtype(outs[j])
+    shape, dtype = example_shape(outs[j]), _dtype(outs[j])
     size = int(np.prod(shape))
     basis = np.eye(size, dtype=dtype).reshape((size,) + shape) if size else np.zeros((1,) + shape, dtype)
     if size:
@@ -96,9 +96,9 @@ def _joined(primal, chunks, out_shape):
         got = [d.get(path) for d in by_path]
         if all(g is None for g in got):
             return None
-        rows = np.concatenate([np.zeros((len(_rows_of(by_path, k)),) + _shape(leaf), _dtype(leaf)) if g is None
+        rows = np.concatenate([np.zeros((len(_rows_of(by_path, k)),) + example_shape(leaf), _dtype(leaf)) if g is None
                                else g for k, g in enumerate(got)]) if len(got) > 1 else got[0]
-        return _anp().reshape(rows, out_shape + _shape(rows)[1:])
+        return _anp().reshape(rows, out_shape + example_shape(rows)[1:])
 
     return transform(primal, block, _tangent_node)
 
@@ -115,11 +115,6 @@ def _seed(treedef, n, j, row):
     return treedef.unflatten(cts)
 
 
-def _shape(x):
-    """One example's shape under ``vmap`` (the batch axis is not the rule's to see), else the shape."""
-    return example_shape(x)
-
-
 def _dtype(x):
     return np.result_type(value_of(x))
 
@@ -133,7 +128,7 @@ def _stack(primal, rows, out_shape, size):
         present = [g for g in got if g is not None]
         if not present:
             return None
-        leaf_shape, dtype = _shape(present[0]), _dtype(present[0])
+        leaf_shape, dtype = example_shape(present[0]), _dtype(present[0])
         if not size:
             return np.zeros(out_shape + leaf_shape, dtype)
         got = [np.zeros(leaf_shape, dtype) if g is None else g for g in got]
@@ -215,7 +210,7 @@ def jacfwd(f, argnums=0, has_aux=False):
 def _columns(f_of, variables, v):
     """For each basis direction of variable ``v``: the output leaves' tangents (``None`` where none flowed)."""
     leaf = variables.leaves[v]
-    shape, dtype = _shape(leaf), _dtype(leaf)
+    shape, dtype = example_shape(leaf), _dtype(leaf)
     size = int(np.prod(shape))
     basis = np.eye(size, dtype=dtype).reshape((size,) + shape)
     if isinstance(value_of(leaf), float):
@@ -258,7 +253,7 @@ def _blocks(variables, columns, j, out_leaf):
     """The blocks of output leaf ``j``: one argument-shaped structure per primal (``None`` for a non-float leaf)."""
     if not is_differentiable(out_leaf):
         return None
-    shape, dtype = _shape(out_leaf), _dtype(out_leaf)
+    shape, dtype = example_shape(out_leaf), _dtype(out_leaf)
     blocks = [_block([c[j] for c in cols], shape, dtype, variables.leaves[v]) for v, cols in enumerate(columns)]
     first = {path: v for v, path in enumerate(variables.homes())}
 
@@ -267,7 +262,7 @@ def _blocks(variables, columns, j, out_leaf):
         if v is None:
             return None
         if blocks[v] is None and len(path) == 1:  # a bare argument always gets an array, as in grad
-            return np.zeros(shape + _shape(leaf), dtype)
+            return np.zeros(shape + example_shape(leaf), dtype)
         return blocks[v]
 
     return tuple(transform(p, block, _tangent_node, (i,)) for i, p in enumerate(variables.primals))
@@ -275,7 +270,7 @@ def _blocks(variables, columns, j, out_leaf):
 
 def _block(tangents, out_shape, dtype, leaf):
     """Columns ``J e_k`` stacked into the block of shape ``out_shape + leaf.shape``; ``None`` if none flowed."""
-    leaf_shape = _shape(leaf)
+    leaf_shape = example_shape(leaf)
     if not tangents:
         return np.zeros(out_shape + leaf_shape, dtype)
     if all(t is None for t in tangents):

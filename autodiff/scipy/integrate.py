@@ -24,9 +24,18 @@ True
 import numpy as np
 import scipy.integrate as si
 
-from .._batch_rules import loop
 from .._vmap import vmap
-from ..extend import Thunk, ZeroTangent, defbatch, defjvp_joint, defvjp_joint, jvp_via_ad, primitive, vjp_via_ad
+from ..extend import (
+    Thunk,
+    ZeroTangent,
+    batch_loop,
+    defbatch,
+    defjvp_joint,
+    defvjp_joint,
+    jvp_via_ad,
+    primitive,
+    vjp_via_ad,
+)
 from ..numpy import add, astype, broadcast_to, concatenate, moveaxis, multiply, negative, reshape, stack, subtract, sum
 from ..numpy._batch_helpers import example_shape
 from ..numpy._broadcast import dtype_of, shape_of
@@ -177,7 +186,7 @@ def _odeint_batch(level, args, bdims, kwargs):
     if bdims[2] is not None:
         # each example has its own output times, where one solve of the stacked system cannot stop for all
         # of them: this runs once per example
-        return loop(_odeint_p, level, args, bdims, kwargs)
+        return batch_loop(_odeint_p, level, args, bdims, kwargs)
     size, n = level.size, example_shape(y0, bdims[1])[0]
     start = y0 if bdims[1] is not None else broadcast_to(y0, (size, n))
     field = _batched_field(func, size, n, tuple(bdims[3:]))
