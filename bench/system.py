@@ -19,14 +19,15 @@ def first_call(ctx):
     where missing) and Python's bytecode (``__pycache__``, which Python writes by default; the warming
     process writes it even where ``PYTHONDONTWRITEBYTECODE`` is set, as it is on this project's machine).
     Then fresh processes each time ``import autodiff, traversal`` and their first ``total``: the median of
-    them is judged.  The warming process's import, compiling every module from source, is in the note."""
+    them is judged.  The warming process's import (from source where the cache was missing) is in the note."""
     cold = _fresh.run(["first_call"], env={"PYTHONDONTWRITEBYTECODE": ""})  # empty: Python writes bytecode
     with Watch(ctx.load) as watch:
         runs = [_fresh.run(["first_call"]) for _ in range(PROCESSES[ctx.mode])]
     rows = [_fresh_row("first total(sumsq, ·) over ResNet-18's parameters, warm cache",
                        [r["first_total"] for r in runs], 0.15, "≤ 150 ms"),
             _fresh_row("import autodiff, traversal", [r["import"] for r in runs], 0.3, "< 0.3 s")]
-    rows[1].note += f"; {cold['import'] * 1e3:.0f} ms in the warming process (no bytecode cache yet)"
+    rows[1].note += (f"; {cold['import'] * 1e3:.0f} ms in the warming process, which compiles from source what "
+                     "has no bytecode cache yet (everything, in a fresh clone)")
     return [absorb(row, watch.result) for row in rows]
 
 
