@@ -308,4 +308,7 @@ def test_vmap_of_vmap_is_a_double_loop(name):
     inner = vmap(f, in_axes=(0,) * (len(shapes) - 1) + (None,))
     got = vmap(inner, in_axes=(0,) + (None,) * (len(shapes) - 1))(first, *rest)
     want = [[f(first[i, j], *[r[j] for r in rest[:-1]], rest[-1]) for j in range(B)] for i in range(2)]
-    np.testing.assert_allclose(got, np.array(want), rtol=1e-9, atol=1e-12)
+    # odeint's batch is one joint system, whose shared steps agree with each example's own solve to ~1e-9 (2.8e-9
+    # seen in CI), not to rounding: 1e-8, as test_odeint_integrates_the_batch_as_one_system allows
+    rtol = 1e-8 if name == "odeint" else 1e-9
+    np.testing.assert_allclose(got, np.array(want), rtol=rtol, atol=1e-12)
