@@ -9,6 +9,7 @@
 from . import numpy  # noqa: F401  (installs array behaviour on traced values)
 from ._accel import backward as _accel_backward
 from ._accel import batching as _accel_batching
+from ._accel import flatten as _accel_flatten
 from ._accel import record as _accel_record
 from ._accel import reductions as _accel_reductions
 from ._ggn import ggnvp
@@ -21,8 +22,10 @@ from ._kernels import warmup
 from ._lazy import lazy_names
 from ._rule_checks import stop_gradient
 from ._show import show, ties
-from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, unthunk
-from ._transforms import grad, value_and_grad, vjp
+from ._structural import Tangent
+from ._tangents import NoTangent, Thunk, ZeroTangent, unthunk
+from ._transforms import grad, value_and_grad
+from ._vjp import vjp
 from ._vmap import vmap
 from .numpy import abssum, maxabs, scaled, sumsq
 
@@ -30,6 +33,7 @@ _accel_backward.install()
 _accel_record.install()  # the accelerations plug in beside the reference core (off under AUTODIFF_REFERENCE=1)
 _accel_reductions.install()
 _accel_batching.install()
+_accel_flatten.install()
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "jacrev", "jacfwd", "hessian", "hvp",

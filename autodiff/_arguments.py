@@ -8,16 +8,16 @@ are values, never tied; each argument is its own variable, so an array in two
 arguments gets each argument's own partial derivative.
 """
 
-import numbers
-
 import numpy as np
 
+from . import _trees
 from ._batching import like_batches_of
+from ._checks import refuse_argument, refuse_hidden_floats
 from ._containers import node_of
 from ._protection import hold_each
 from ._tangents import NoTangent, Thunk, ZeroTangent
 from ._traced import Traced, new_input, unprotected_input, value_of
-from ._trees import flatten, format_path, leaves, trainable_flags
+from ._trees import trainable_flags
 
 
 def is_differentiable(x):
@@ -53,8 +53,8 @@ def trace_arguments(tape, args, argnums):
             if is_differentiable(arg):  # a bare array or float: its own input, as in JAX
                 new[i] = record.bare[i] = new_input(tape, arg)
                 continue
-            _check_argument(arg, i)
-        leaves, treedef = flatten(arg, (i,))
+            refuse_argument(arg, i)
+        leaves, treedef = _trees.flatten(arg, (i,))
         traced, tied = _trace_leaves(tape, arg, i, leaves)
         new[i] = treedef.unflatten(traced)
         record.structures[i] = (leaves, traced, treedef, tied)
@@ -75,7 +75,7 @@ def _trace_leaves(tape, arg, i, leaves):
         elif kind not in _PLAIN and is_differentiable(leaf):
             is_array = isinstance(value_of(leaf), np.ndarray)  # an array traced at an outer level, or a float
         else:
-            _refuse_hidden_floats(arg, i, leaf)
+            refuse_hidden_floats(arg, i, leaf)
             traced.append(leaf)
             continue
         if not is_array:  # a float is a value, never tied
@@ -93,50 +93,11 @@ def _trace_leaves(tape, arg, i, leaves):
 _PLAIN = frozenset((int, bool, str, type(None), np.ndarray))  # never differentiable leaves (float arrays aside)
 
 
-def _check_argument(x, i):
-    if is_differentiable(x) or node_of(x) is not None:
-        return
-    v = value_of(x)
-    if isinstance(v, (np.ndarray, np.generic, numbers.Number)):
-        raise TypeError(
-            f"argument {i} has dtype {np.result_type(v)}; only float and complex "
-            f"values can be differentiated. Pass a float (e.g. {_as_float_hint(v)}) "
-            "or leave it out of argnums"
-        )
-    raise TypeError(
-        f"argument {i} is a {type(v).__name__}, and autodiff cannot see inside it. "
-        "Make it a dataclass, register it with autodiff.extend.register_container "
-        "(or traversal.register), or leave it out of argnums"
-    )
-
-
-def _as_float_hint(v):
-    return "np.asarray(x, dtype=float)" if isinstance(v, np.ndarray) else f"{float(v)!r}"
-
-
-def _refuse_hidden_floats(arg, i, leaf):
-    """An unregistered object visibly holding float arrays would lose its gradient."""
-    if not type(leaf).__dictoffset__:  # ints, strings, None, ufuncs...: no attributes to hide arrays in
-        return
-    inner = getattr(leaf, "__dict__", None)
-    if inner and not callable(leaf) and any(map(_holds_floats, inner.values())):
-        path = next(p for p, x in leaves(arg, (i,)) if x is leaf)
-        raise TypeError(
-            f"{format_path(path)} is a {type(leaf).__name__} holding float arrays "
-            "that autodiff cannot see inside; its gradient would be lost. Make it "
-            "a dataclass or register it with autodiff.extend.register_container"
-        )
-
-
-def _holds_floats(v):
-    return isinstance(v, np.ndarray) and v.dtype.kind in "fc"
-
-
 def gradient_of(arg, i, record, cts):
     """The gradient mirroring argument ``arg`` (number ``i``), given the tape's cotangents."""
     structure = record.structures.get(i)
     if structure is None:  # a bare array or float
-        return _materialise(cts[record.bare[i].index], arg, bare=True)
+        return materialise(cts[record.bare[i].index], arg, bare=True)
     leaves, traced, treedef, tied = structure
     carriers = _carriers(arg, leaves, traced) if tied else None
     grads = []
@@ -148,7 +109,7 @@ def gradient_of(arg, i, record, cts):
         if type(ct) is np.ndarray and type(leaf) is np.ndarray and ct.dtype == leaf.dtype:  # the usual case
             grads.append(ct)
         else:
-            grads.append(_materialise(ct, leaf, bare=False))
+            grads.append(materialise(ct, leaf, bare=False))
     return treedef.tangent(grads)
 
 
@@ -165,7 +126,7 @@ def _carriers(arg, leaves, traced):
     return set(first.values())
 
 
-def _materialise(ct, primal, bare):
+def materialise(ct, primal, bare):
     if type(ct) is Thunk:
         ct = ct()
     if ct is None or type(ct) is NoTangent:

@@ -10,7 +10,7 @@ import copy
 import dataclasses
 import operator
 
-from ._tangents import Tangent
+from ._structural import Tangent
 
 
 class Node:

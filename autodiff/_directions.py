@@ -14,9 +14,10 @@ import numpy as np
 
 from ._arguments import is_differentiable
 from ._batching import example_shape
+from ._calls import argnums_of
+from ._paths import dotted
 from ._traced import value_of
-from ._transforms import _argnums
-from ._trees import dotted, leaves, rebuild_node, trainable_flags, transform
+from ._trees import leaves, rebuild_node, trainable_flags, transform
 
 
 def as_arguments(name, primals, tangents):
@@ -54,7 +55,7 @@ def chosen_arguments(name, primals, tangents, argnums):
         primals, tangents, bare = as_arguments(name, primals, tangents)
         return primals, tuple(range(len(primals))), primals, tangents, bare
     args = tuple(primals) if type(primals) in (tuple, list) else (primals,)
-    nums = _argnums(argnums, len(args), name)
+    nums = argnums_of(argnums, len(args), name)
     chosen = tuple(args[n] for n in nums)
     if not isinstance(argnums, (tuple, list)):
         return args, nums, chosen, (tangents,), True

@@ -17,8 +17,8 @@ from ._listing import tape_listing
 from ._primitive import Primitive
 from ._trace import trace
 from ._traced import Traced, value_of
-from ._transforms import vjp
 from ._trees import rebuild_node, transform
+from ._vjp import vjp
 
 _TITLES = {
     "forward": "forward: the primitive records one entry",

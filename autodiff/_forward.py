@@ -11,8 +11,8 @@ JVP rule, in the same forward pass.  Nothing is recorded: a chain of any
 length holds a few arrays at a time.
 """
 
+from ._checks import leaked
 from ._jvp_rules import jvp_rule_of
-from ._primitive import _leaked
 from ._tangents import ZERO, ZeroTangent
 from ._traced import Traced, _state, current_level
 
@@ -69,7 +69,7 @@ def dual(primal, level, tangent):
 def push(prim, level, args, kwargs):
     """Call ``prim`` on the primals of ``level``'s duals and push their tangents through its JVP rule."""
     if not level.active:
-        raise _leaked(prim, level)
+        raise leaked(prim, level)
     argvals = list(args)
     argnums, tangents = [], []
     lower = False  # do traced values of lower levels remain inside?
@@ -77,7 +77,7 @@ def push(prim, level, args, kwargs):
         if type(a) is Traced:
             if a.level == level.level:
                 if a.tape is not level:
-                    raise _leaked(prim, a.tape)
+                    raise leaked(prim, a.tape)
                 if type(a.tangent) is not ZeroTangent:
                     argnums.append(i)
                     tangents.append(a.tangent)

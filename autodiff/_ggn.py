@@ -7,7 +7,7 @@ of ``f``, one Hessian-vector product of ``g`` at ``f``'s output and one vjp of `
 """
 
 from ._higher import hvp, jvp
-from ._transforms import vjp
+from ._vjp import vjp
 
 
 def ggnvp(f, g, primals, tangents):

@@ -4,9 +4,10 @@ import numpy as np
 
 from ._arguments import is_differentiable
 from ._containers import node_of
+from ._paths import format_path
 from ._traced import value_of
-from ._transforms import vjp
-from ._trees import format_path, leaves, rebuild_node, transform
+from ._trees import leaves, rebuild_node, transform
+from ._vjp import vjp
 
 _TOLERANCE = {np.dtype(np.float32): (2e-3, 1e-4), np.dtype(np.float64): (1e-5, 1e-7)}
 _TOLERANCE.update({np.dtype(np.complex64): _TOLERANCE[np.dtype(np.float32)],

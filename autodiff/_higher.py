@@ -11,13 +11,16 @@ structure, shape and dtype, and one direction per tied array
 """
 
 from ._arguments import is_differentiable, zeros_like_primal
+from ._calls import checked_aux, on_arguments, split_aux
 from ._directions import Variables, as_arguments, chosen_arguments
 from ._forward import dual, open_pushforward
 from ._jvp_rules import jvp_rule_of
+from ._protection import release
 from ._tangents import ZeroTangent
-from ._traced import Traced, new_inputs, open_tape, release, value_of
-from ._transforms import _split_aux, _unwrap_outputs, checked_aux, grad, on_arguments, split_tuple_outputs
+from ._traced import Traced, new_inputs, open_tape, value_of
+from ._transforms import grad, unwrap_outputs
 from ._trees import rebuild_node, transform
+from ._vjp import split_tuple_outputs
 
 
 def jvp(f, primals, tangents, argnums=None, has_aux=False):
@@ -52,7 +55,7 @@ def jvp(f, primals, tangents, argnums=None, has_aux=False):
     directions = variables.directions("jvp", tangents, bare)
     f = on_arguments(f, args, nums)
     with open_pushforward() as level:
-        out, aux = _split_aux(f(*variables.substitute(_duals(variables.leaves, directions, level))), has_aux, "jvp")
+        out, aux = split_aux(f(*variables.substitute(_duals(variables.leaves, directions, level))), has_aux, "jvp")
         out = split_tuple_outputs(out)
     out, tangent = primal_and_tangent(out, level)
     return (out, tangent, primal_only(aux, level)) if has_aux else (out, tangent)
@@ -154,7 +157,7 @@ def _reverse_over_forward(f, variables, directions, has_aux):
         with open_pushforward() as level:  # grad traced one value per variable: each becomes a dual along v
             duals = variables.replace_in(traced, lambda v, x: x if directions[v] is None else dual(x, level,
                                                                                                   directions[v]))
-            out, aux = _split_aux(f(*duals), has_aux, "hvp")
+            out, aux = split_aux(f(*duals), has_aux, "hvp")
         tangent = out.tangent if type(out) is Traced and out.tape is level else ZeroTangent()
         primal = out.value if type(out) is Traced and out.tape is level else out  # the pushforward has closed
         slope = materialise(tangent, value_of(primal)) if type(tangent) is not ZeroTangent else 0.0 * primal
@@ -203,7 +206,7 @@ def linearize(f, *primals):
     with open_tape() as tape:
         inputs = new_inputs(tape, variables.leaves)
         out = split_tuple_outputs(f(*variables.substitute(inputs)))
-    value, outputs = _unwrap_outputs(out, tape)
+    value, outputs = unwrap_outputs(out, tape)
     return value, Linearized(tape, variables, inputs, value, outputs)
 
 

@@ -7,9 +7,11 @@ for a holomorphic ``f`` the pullback of the cotangent 1 is ``1 * f'(z)``: one ``
 import numpy as np
 
 from ._arguments import is_differentiable
+from ._calls import argnums_of
+from ._paths import format_path
 from ._traced import value_of
-from ._transforms import _argnums, vjp
-from ._trees import format_path, leaves
+from ._trees import leaves
+from ._vjp import vjp
 
 
 def holomorphic_grad(f, argnums=0):
@@ -28,7 +30,7 @@ def holomorphic_grad(f, argnums=0):
     """
 
     def holomorphic_grad_f(*args):
-        nums = _argnums(argnums, len(args), "holomorphic_grad")
+        nums = argnums_of(argnums, len(args), "holomorphic_grad")
         for n in nums:
             _check_complex(args[n], n)
 

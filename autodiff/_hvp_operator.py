@@ -31,13 +31,16 @@ garbage-collected.
 import numpy as np
 
 from . import _backward
-from ._arguments import _materialise, zeros_like_primal
+from ._arguments import materialise, zeros_like_primal
+from ._calls import argnums_of, checked_aux, on_arguments
 from ._directions import Variables, as_arguments
 from ._higher import _collapse
 from ._parameter_vector import ParameterVector
-from ._traced import new_inputs, open_tape, release
-from ._transforms import _argnums, _protect_saved, _unwrap_outputs, checked_aux, on_arguments, value_and_grad
+from ._protection import release
+from ._traced import new_inputs, open_tape
+from ._transforms import unwrap_outputs, value_and_grad
 from ._trees import leaves, transform
+from ._vjp import protect_saved
 
 
 def hvp_operator(f, *primals, argnums=0, has_aux=False):
@@ -87,7 +90,7 @@ def hvp_operator(f, *primals, argnums=0, has_aux=False):
     >>> bool(np.isclose(top[0], np.linalg.eigvalsh(hessian(f)(w, x))[-1]))
     True
     """
-    nums = _argnums(argnums, len(primals), "hvp_operator")
+    nums = argnums_of(argnums, len(primals), "hvp_operator")
     chosen = tuple(primals[n] for n in nums)
     f_chosen = checked_aux(on_arguments(f, primals, nums), has_aux, "hvp_operator")
     variables = Variables(chosen)
@@ -100,8 +103,8 @@ def hvp_operator(f, *primals, argnums=0, has_aux=False):
         at_homes = [by_path.get(home) for home in homes]
     try:
         op = HvpOperator(tape, variables, homes, inputs, at_homes, grads, argnums)
-        value, saved = _unwrap_outputs(value, tape)
-        _protect_saved(tape, saved)  # the value and aux may be entries a pullback reads, as the gradient is
+        value, saved = unwrap_outputs(value, tape)
+        protect_saved(tape, saved)  # the value and aux may be entries a pullback reads, as the gradient is
     except BaseException:
         release(tape)
         raise
@@ -115,9 +118,9 @@ class HvpOperator:
     def __init__(self, tape, variables, homes, inputs, at_homes, grads, argnums):
         self._tape = tape
         self._variables, self._homes, self._inputs, self._argnums = variables, homes, inputs, argnums
-        _, self._outputs = _unwrap_outputs(at_homes, tape)
-        _protect_saved(tape, self._outputs)  # a pullback may read its own output: the caller must not change it
-        self._gradient = _unwrap_outputs(grads, tape)[0]
+        _, self._outputs = unwrap_outputs(at_homes, tape)
+        protect_saved(tape, self._outputs)  # a pullback may read its own output: the caller must not change it
+        self._gradient = unwrap_outputs(grads, tape)[0]
         self._bare = not isinstance(argnums, (tuple, list))
         self._parameters = ParameterVector(variables, homes)
         self.value = None
@@ -171,7 +174,7 @@ class HvpOperator:
             if index is not None and d is not None:
                 seeds[index] = seeds[index] + d if index in seeds else d
         cts = _backward.run(self._tape, seeds)
-        results = [_materialise(cts[x.index], x.value, bare=False) for x in self._inputs]
+        results = [materialise(cts[x.index], x.value, bare=False) for x in self._inputs]
         return _unaliased(results, directions)
 
     def _structure(self, per_variable):

@@ -14,14 +14,17 @@ wherever the output does not reach (``design.md`` sections 2 and 9).
 
 import numpy as np
 
+from . import _trees
 from ._arguments import is_differentiable
 from ._batching import example_shape
+from ._calls import argnums_of, checked_aux, on_arguments, split_aux
 from ._directions import Variables
 from ._forward import dual, open_pushforward
 from ._higher import materialise
 from ._traced import Traced, value_of
-from ._transforms import _argnums, _split_aux, checked_aux, grad, on_arguments, vjp
-from ._trees import flatten, leaves, transform
+from ._transforms import grad
+from ._trees import leaves, transform
+from ._vjp import vjp
 
 
 def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
@@ -45,11 +48,11 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
     """
 
     def jacobian_f(*args):
-        nums = _argnums(argnums, len(args), "jacobian")
+        nums = argnums_of(argnums, len(args), "jacobian")
         primals = [args[n] for n in nums]
         f_nums = checked_aux(on_arguments(f, args, nums), has_aux, "jacobian")
         out, pullback, *aux = vjp(f_nums, *primals, has_aux=has_aux)
-        outs, treedef = flatten(out)
+        outs, treedef = _trees.flatten(out)
         per_leaf = [_at_output(pullback, outs, treedef, j, primals, chunk_size) for j in range(len(outs))]
         if not isinstance(argnums, (tuple, list)):
             per_leaf = [None if x is None else x[0] for x in per_leaf]
@@ -165,7 +168,7 @@ def hessian(f, argnums=0):
     jacobian_of_gradient = jacfwd(grad(f, argnums), argnums)
 
     def hessian_f(*args):
-        _argnums(argnums, len(args), "hessian")  # named here: the transforms inside would name themselves
+        argnums_of(argnums, len(args), "hessian")  # named here: the transforms inside would name themselves
         return jacobian_of_gradient(*args)
 
     return hessian_f
@@ -188,16 +191,16 @@ def jacfwd(f, argnums=0, has_aux=False):
     """
 
     def jacfwd_f(*args):
-        nums = _argnums(argnums, len(args), "jacfwd")
+        nums = argnums_of(argnums, len(args), "jacfwd")
         variables = Variables(tuple(args[n] for n in nums))
         f_nums = on_arguments(f, args, nums)
 
         def f_of(xs):
-            return _split_aux(f_nums(*variables.substitute(xs)), has_aux, "jacfwd")
+            return split_aux(f_nums(*variables.substitute(xs)), has_aux, "jacfwd")
 
         out, aux = f_of(variables.leaves)
         columns = [_columns(f_of, variables, v) for v in range(len(variables.leaves))]
-        outs, treedef = flatten(out)
+        outs, treedef = _trees.flatten(out)
         per_leaf = [_blocks(variables, columns, j, outs[j]) for j in range(len(outs))]
         if not isinstance(argnums, (tuple, list)):
             per_leaf = [None if x is None else x[0] for x in per_leaf]
@@ -227,7 +230,7 @@ def _columns(f_of, variables, v):
             xs[v] = dual(leaf, level, e)
             out = f_of(xs)[0]
         columns.append([materialise(x.tangent, x.value) if type(x) is Traced and x.tape is level else None
-                        for x in flatten(out)[0]])
+                        for x in _trees.flatten(out)[0]])
     return columns
 
 
@@ -243,7 +246,7 @@ def _batched_columns(f_of, variables, v, basis):
             xs[v] = dual(leaf, level, e)
             out = f_of(xs)[0]
         return [materialise(x.tangent, x.value) if type(x) is Traced and x.tape is level else None
-                for x in flatten(out)[0]]
+                for x in _trees.flatten(out)[0]]
 
     pushed = vmap(push)(basis)
     return [[None if t is None else t[k] for t in pushed] for k in range(len(basis))]

@@ -15,8 +15,9 @@ from functools import partial
 from . import _backward
 from ._arguments import zeros_like_primal
 from ._primitive import _forwards, _rules, pull
+from ._protection import release
 from ._tangents import ZERO, Thunk, ZeroTangent, add_tangents, unthunk
-from ._traced import Traced, _state, new_input, open_tape, release, value_of
+from ._traced import Traced, _state, new_input, open_tape, value_of
 
 _jvp_rules = {}
 _fallbacks = {}  # primitive -> its linearised rule, built once

@@ -10,9 +10,10 @@ found about a line follows it after ``#``: ``dead`` and who recorded it.
 import numpy as np
 
 from ._jvp_rules import _jvp_rules
+from ._paths import dotted
 from ._tangents import ZeroTangent
 from ._traced import Traced
-from ._trees import dotted, leaves
+from ._trees import leaves
 
 SHOWN = 6  # a constant with at most this many elements is printed by value
 _PLAIN_DTYPES = frozenset(map(np.dtype, (np.float64, np.int64, np.bool_)))

@@ -10,7 +10,9 @@ argument, a tuple of per-argument pullbacks ``vjp(g, ans, *args, **kwargs)``, or
 (``_forwards`` holds that forward; the tape keeps the residuals, see ``defvjp_fwd_bwd``).
 """
 
-from ._traced import Tape, Traced, protect_inside
+from ._checks import leaked
+from ._protection import protect_inside
+from ._traced import Tape, Traced
 
 _rules = {}
 _forwards = {}  # primitive -> fwd(*args, **kwargs) giving (value, residuals), for defvjp_fwd_bwd
@@ -53,7 +55,7 @@ def _record(prim, tape, args, kwargs):
     so the call itself records on their tapes.
     """
     if not tape.active:
-        raise _leaked(prim, tape)
+        raise leaked(prim, tape)
     argvals, parents, argnums = _unwrap(prim, tape, args)
     protect_inside(tape, kwargs)
     lower = any(type(v) is Traced for v in argvals)
@@ -72,7 +74,7 @@ def _unwrap(prim, tape, args):
     for i, a in enumerate(args):
         if type(a) is Traced and a.level == tape.level:
             if a.tape is not tape:
-                raise _leaked(prim, a.tape)
+                raise leaked(prim, a.tape)
             parents.append(a.index)
             argnums.append(i)
             argvals[i] = a.value
@@ -82,15 +84,6 @@ def _unwrap(prim, tape, args):
 
 
 record = _record  # the hook autodiff._accel.record replaces with its unrolled common case
-
-
-def _leaked(prim, tape):
-    return RuntimeError(
-        f"{prim.__name__}: got a traced value from a differentiation (level "
-        f"{tape.level}) that has already finished. A traced value escaped its "
-        "grad/vjp call, e.g. through a global, a closure or `has_aux` misuse. "
-        "Return it from the differentiated function instead of storing it."
-    )
 
 
 def pull(prim, g, argnums, ans, args, kwargs, residuals=None):

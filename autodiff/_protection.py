@@ -133,3 +133,43 @@ def held_count(array):
         root = root.base
     held = _held.get(id(root))
     return 0 if held is None else held[0]
+
+
+# A tape's holds: each tape counts an array once, in ``tape.protected`` (id -> the buffer it holds).
+
+
+def protect(tape, array):
+    """Keep ``array`` (and the arrays it views) read-only while ``tape`` may read it.
+
+    An in-place change to an array a pullback will read would give a silently
+    wrong gradient; this turns it into numpy's "assignment destination is
+    read-only" error at the mutation site.  Protection is counted per base
+    buffer across tapes and threads (the registry above), so the
+    array is writable again, if it was before, once the last tape reading it
+    is released.  Each tape counts an array once.
+    """
+    if id(array) not in tape.protected:
+        tape.protected[id(array)] = hold(array)
+
+
+def protect_inside(tape, value):
+    """Protect every array inside ``value``: an index tuple, a list, a dict of keyword arguments."""
+    stack = [value]
+    while stack:
+        x = stack.pop()
+        if isinstance(x, np.ndarray):
+            protect(tape, x)
+        elif type(x) in NESTED:
+            stack.extend(x.values() if type(x) is dict else x)
+
+
+NESTED = frozenset((tuple, list, dict))  # containers an entry's arguments may hold arrays in
+
+
+def release(tape):
+    """Give back every array ``tape`` protected; each becomes writable once no live tape reads it."""
+    tape.done = True
+    tape.residuals.clear()
+    if tape.protected:
+        let_go(tape.protected.values())
+        tape.protected.clear()

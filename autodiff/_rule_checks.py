@@ -39,9 +39,9 @@ import numpy as np
 from ._arguments import is_differentiable, zeros_like_primal
 from ._batching import Batch, batch_depth, keep_batches
 from ._higher import jvp
+from ._protection import protect
 from ._tangents import Thunk, ZeroTangent
-from ._traced import Traced, _state
-from ._traced import stop_gradient as _stop_gradient
+from ._traced import Tape, Traced, _state
 
 _switch = [os.environ.get("AUTODIFF_CHECK_RULES", "") not in ("", "0")]
 # id(traced argument) -> the _Watch of the rule call given it; empty unless a user rule runs nested. One dict for
@@ -103,7 +103,20 @@ def stop_gradient(x):
         _watched[id(x)].note(x, sys._getframe(1))
     if type(x) is Traced and batch_depth(x):  # under vmap: no derivative, but still one value per example
         return keep_batches(x)
-    return _stop_gradient(x)
+    return _constant(x)
+
+
+def _constant(x):
+    """``x`` with every level of tracing stripped, protected for each live tape that saved it."""
+    tapes = []
+    while type(x) is Traced:
+        tapes.append(x.tape)
+        x = x.value
+    if isinstance(x, np.ndarray):
+        for tape in tapes:
+            if type(tape) is Tape and not tape.done:  # a jvp's level (a Pushforward) saves nothing
+                protect(tape, x)
+    return x
 
 
 def guarded(prim, rule, check, source, caller):

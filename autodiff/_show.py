@@ -3,9 +3,11 @@
 import numpy as np
 
 from ._containers import node_of
-from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent
+from ._paths import dotted
+from ._structural import Tangent
+from ._tangents import NoTangent, Thunk, ZeroTangent
 from ._traced import Traced
-from ._trees import dotted, leaves
+from ._trees import leaves
 
 
 def show(tangent, name="grad"):

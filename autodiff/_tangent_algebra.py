@@ -12,9 +12,11 @@ import numbers
 import numpy as np
 
 from ._containers import node_of
-from ._tangents import NoTangent, Tangent, ZeroTangent
+from ._paths import dotted
+from ._structural import Tangent
+from ._tangents import NoTangent, ZeroTangent
 from ._traced import value_of
-from ._trees import dotted, rebuild_node, transform
+from ._trees import rebuild_node, transform
 
 _ZEROS = (type(None), ZeroTangent, NoTangent)
 

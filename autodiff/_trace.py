@@ -18,11 +18,12 @@ from ._arguments import is_differentiable
 from ._dot import render, to_dot
 from ._higher import jvp
 from ._listing import describe, pushforward_listing, tape_listing
+from ._paths import dotted
 from ._provenance import annotate, pushforward_graph, pushforward_rows, seeded_rows, tape_graph
 from ._tangents import Thunk, ZeroTangent
 from ._traced import Traced, _state, value_of
-from ._transforms import vjp
-from ._trees import dotted, leaves, rebuild_node, transform
+from ._trees import leaves, rebuild_node, transform
+from ._vjp import vjp
 
 
 def trace(f, *args, tangents=None, cotangent=None):

@@ -11,7 +11,7 @@ import threading
 
 import numpy as np
 
-from ._protection import hold, hold_each, let_go
+from ._protection import hold_each, protect, release
 
 _state = threading.local()
 
@@ -84,47 +84,10 @@ class open_tape:
         return False
 
 
-def protect(tape, array):
-    """Keep ``array`` (and the arrays it views) read-only while ``tape`` may read it.
-
-    An in-place change to an array a pullback will read would give a silently
-    wrong gradient; this turns it into numpy's "assignment destination is
-    read-only" error at the mutation site.  Protection is counted per base
-    buffer across tapes and threads (see :mod:`autodiff._protection`), so the
-    array is writable again, if it was before, once the last tape reading it
-    is released.  Each tape counts an array once.
-    """
-    if id(array) not in tape.protected:
-        tape.protected[id(array)] = hold(array)
-
-
-def protect_inside(tape, value):
-    """Protect every array inside ``value``: an index tuple, a list, a dict of keyword arguments."""
-    stack = [value]
-    while stack:
-        x = stack.pop()
-        if isinstance(x, np.ndarray):
-            protect(tape, x)
-        elif type(x) in NESTED:
-            stack.extend(x.values() if type(x) is dict else x)
-
-
-NESTED = frozenset((tuple, list, dict))  # containers an entry's arguments may hold arrays in
-
-
-def release(tape):
-    """Give back every array ``tape`` protected; each becomes writable once no live tape reads it."""
-    tape.done = True
-    tape.residuals.clear()
-    if tape.protected:
-        let_go(tape.protected.values())
-        tape.protected.clear()
-
-
 def new_input(tape, value):
     """Put ``value`` on ``tape`` as an input and return its traced stand-in."""
-    if type(value) is np.ndarray and id(value) not in tape.protected:  # protect(tape, value), inlined
-        tape.protected[id(value)] = hold(value)
+    if type(value) is np.ndarray:
+        protect(tape, value)
     return unprotected_input(tape, value)
 
 
@@ -145,25 +108,4 @@ def value_of(x):
     """Strip every level of tracing from ``x``."""
     while type(x) is Traced:
         x = x.value
-    return x
-
-
-def stop_gradient(x):
-    """``x`` as a constant: every level of tracing stripped, so no derivative flows through it.
-
-    The array returned is the one the tapes saved, which their pullbacks may
-    still read, so it stays read-only until they are done (copy it to change it).
-
-    >>> import autodiff, autodiff.numpy as anp
-    >>> autodiff.grad(lambda x: x * autodiff.stop_gradient(x))(3.0)
-    3.0
-    """
-    tapes = []
-    while type(x) is Traced:
-        tapes.append(x.tape)
-        x = x.value
-    if isinstance(x, np.ndarray):
-        for tape in tapes:
-            if type(tape) is Tape and not tape.done:  # a jvp's level (a Pushforward) saves nothing
-                protect(tape, x)
     return x

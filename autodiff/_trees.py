@@ -6,30 +6,8 @@ A container met again on its own path is a cycle and raises with the key path.
 
 from itertools import islice
 
-from ._containers import _resolved, node_of, trainable_filter
-from ._layouts import LayoutCache, Template
-
-
-def dotted(path):
-    """A key path as ``.layers[2].weight``: str keys as attributes, ints as positions.
-
-    >>> dotted(("layers", 2, "weight"))
-    '.layers[2].weight'
-    """
-    return "".join(f"[{k}]" if isinstance(k, int) else f".{k}" for k in path)
-
-
-def format_path(path):
-    """Render a key path like ``[0]['layers'][2].weight`` (first key is the argument).
-
-    >>> format_path((0, 'layers', 2, 'weight'))
-    "arg 0: ['layers'][2]['weight']"
-    """
-    if not path:
-        return "the argument"
-    head, rest = path[0], path[1:]
-    body = "".join(f"[{k!r}]" for k in rest)
-    return f"arg {head}: {body}" if body else f"arg {head}"
+from ._containers import node_of, trainable_filter
+from ._paths import format_path
 
 
 def transform(root, leaf_fn, node_fn, path=()):
@@ -109,8 +87,6 @@ class TreeDef:
         return self._build(leaves, _tangent_op)
 
     def _build(self, leaves, make):
-        if type(self.template) is Template:  # a compiled layout's: generated code
-            return self.template.build("rebuild" if make is _rebuild_op else "tangent", self.containers, leaves)
         take = iter(leaves)
         containers = iter(self.containers)
         stack = []
@@ -142,45 +118,31 @@ def _tangent_op(node, x, keys, kids):
 _EXIT = object()  # on the stack under a container's children: its op comes next
 
 
-def flatten(root, path=()):
+def walk_flatten(root, path=()):
     """``(leaves, treedef)``: the leaves in traversal order (duplicates kept) and how to rebuild.
 
-    A structure flattened before is read by its compiled :mod:`layout <autodiff._layouts>`.
+    Iterative; a cycle is refused with its key path.
+
+    >>> leaves, treedef = walk_flatten({"w": 1.0, "b": [2.0, 3.0]})
+    >>> leaves, treedef.unflatten([4.0, 5.0, 6.0])
+    ([1.0, 2.0, 3.0], {'w': 4.0, 'b': [5.0, 6.0]})
     """
-    for layout in _layouts.get(type(root)):
-        got = layout.read(root)
-        if got is not None and layout.leaf_types.issuperset(map(type, got[0])):
-            return got[0], TreeDef(layout.template, got[1])
-    flat = walk_flatten(root, path)
-    _layouts.learn(root, treedef=flat[1])
-    return flat
-
-
-_layouts = LayoutCache()
-
-
-def walk_flatten(root, path=()):
-    """:func:`flatten` by walking: iterative, a cycle refused with its key path."""
     leaves, template, containers = [], [], []
     visited, inside = set(), []  # containers met, and the ones we are in (read only when one is met again)
     stack = [root]
-    pop, push = stack.pop, stack.append
-    resolved = _resolved
     run = 0  # leaves since the last op
     while stack:
-        x = pop()
+        x = stack.pop()
         if x is _EXIT:
             if run:
                 template.append(run)
                 run = 0
-            node, x, keys, n = pop()
+            node, x, keys, n = stack.pop()
             template.append((node, keys, n))
             containers.append(x)
             inside.pop()
             continue
-        node = resolved.get(type(x), _MISSING)
-        if node is _MISSING:
-            node = node_of(x)
+        node = node_of(x)
         if node is None:
             leaves.append(x)
             run += 1
@@ -190,8 +152,8 @@ def walk_flatten(root, path=()):
         visited.add(id(x))
         inside.append(id(x))
         keys, kids = node.children(x)
-        push((node, x, keys, len(kids)))
-        push(_EXIT)
+        stack.append((node, x, keys, len(kids)))
+        stack.append(_EXIT)
         stack.extend(reversed(kids))
         if run:
             template.append(run)
@@ -201,15 +163,13 @@ def walk_flatten(root, path=()):
     return leaves, TreeDef(template, containers)
 
 
-_MISSING = object()
+flatten = walk_flatten  # the hook the engine calls; autodiff._accel.flatten reads structures seen before
 
 
 def _raise_cycle(root, path):
     """Walk again with key paths (``transform`` raises naming the cycle); only reached on error."""
     leaves(root, path)
     raise AssertionError("unreachable: flatten found a cycle that transform did not")  # pragma: no cover
-
-
 
 
 def trainable_flags(root):

@@ -8,8 +8,9 @@ tape, so it nests like everything else.
 """
 
 from . import _backward
+from ._protection import release
 from ._tangents import ZERO, Thunk
-from ._traced import Traced, new_inputs, open_tape, release
+from ._traced import Traced, new_inputs, open_tape
 
 
 def vjp_via_ad(f, *xs):

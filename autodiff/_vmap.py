@@ -11,9 +11,10 @@ import functools
 import numpy as np
 
 from ._batching import Batch, batched, example_shape, open_batch
+from ._paths import format_path
 from ._traced import Traced
-from ._transforms import split_tuple_outputs
-from ._trees import format_path, leaves, rebuild_node, transform
+from ._trees import leaves, rebuild_node, transform
+from ._vjp import split_tuple_outputs
 
 
 def vmap(f, in_axes=0, out_axes=0, axis_size=None):

@@ -30,7 +30,8 @@ from ._forward import jvp_via_ad
 from ._jvp_rules import _jvp_rules, joint_jvp, linear_jvp, per_argument_jvp
 from ._primitive import Primitive, ResidualRule, _forwards, _rules, joint_rule, per_argument_rule
 from ._rule_checks import RuleWarning, check_rules, guarded, value_of
-from ._tangents import NoTangent, Tangent, Thunk, ZeroTangent, add_tangents, unthunk
+from ._structural import Tangent
+from ._tangents import NoTangent, Thunk, ZeroTangent, add_tangents, unthunk
 from ._traced import Traced
 from ._via_ad import vjp_via_ad
 

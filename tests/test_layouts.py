@@ -12,15 +12,17 @@ from gallery import Dense, gallery
 
 import autodiff
 from autodiff import _trees
+from autodiff._accel import flatten as accel_flatten
+from autodiff._accel.flatten import LAYOUTS
 from autodiff._for_traversal import compile_layout
 from autodiff.extend import register_container
 
 
 @pytest.fixture(autouse=True)
 def _fresh_layouts():
-    _trees._layouts.clear()
+    LAYOUTS.clear()
     yield
-    _trees._layouts.clear()
+    LAYOUTS.clear()
 
 
 def _skip_without_layouts():
@@ -35,7 +37,7 @@ def _flatten_compiled(root):
     _skip_without_layouts()
     _trees.flatten(root)
     _trees.flatten(root)
-    assert any(layout.read(root) is not None for layout in _trees._layouts.get(type(root))), "not compiled"
+    assert any(layout.read(root) is not None for layout in LAYOUTS.get(type(root))), "not compiled"
     return _trees.flatten(root)
 
 
@@ -136,9 +138,10 @@ def test_ties_cycles_and_huge_structures_are_not_compiled():
 
 
 def test_layouts_can_be_switched_off():
-    code = ("import numpy as np; from autodiff import _trees; m = {'w': np.ones(2)}\n"
+    code = ("import numpy as np; from autodiff import _trees; from autodiff._accel.flatten import LAYOUTS\n"
+            "m = {'w': np.ones(2)}\n"
             "for _ in range(3): _trees.flatten(m)\n"
-            "print(len(_trees._layouts.get(dict)))")
+            "print(len(LAYOUTS.get(dict)))")
     for setting, reference, compiled in (("0", "", "0"), ("1", "", "1"), ("1", "1", "0")):
         env = {**os.environ, "AUTODIFF_LAYOUTS": setting, "AUTODIFF_REFERENCE": reference}
         out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
@@ -152,8 +155,8 @@ def test_a_stream_of_new_structures_stops_compiling():
         for model in models:
             leaves, treedef = _trees.flatten(model)
             assert leaves == list(model.values()) and treedef.unflatten(leaves) == model
-    assert _trees._layouts._compiles[dict] == _trees.LayoutCache.COMPILES_PER_TYPE
-    assert len(_trees._layouts.get(dict)) == _trees.LayoutCache.PER_TYPE
+    assert LAYOUTS._compiles[dict] == LAYOUTS.__class__.COMPILES_PER_TYPE
+    assert len(LAYOUTS.get(dict)) == LAYOUTS.__class__.PER_TYPE
 
 
 def test_second_order_through_compiled_layouts_matches_generic_walks(monkeypatch):
@@ -171,12 +174,13 @@ def test_second_order_through_compiled_layouts_matches_generic_walks(monkeypatch
     monkeypatch.setattr(_layouts, "ENABLED", False)
     first = penalty(model)  # every walk generic
     penalty(model)
-    assert not _trees._layouts.get(dict)
+    assert not LAYOUTS.get(dict)
     monkeypatch.setattr(_layouts, "ENABLED", True)
-    _trees._layouts.clear()
+    monkeypatch.setattr(_trees, "flatten", accel_flatten.flatten)  # plugged in even in reference mode
+    LAYOUTS.clear()
     for _ in range(3):
         again = penalty(model)  # later calls read compiled layouts, outer and inner
-    assert len(_trees._layouts.get(dict)) == 2, "the plain and the traced model should both have compiled"
+    assert len(LAYOUTS.get(dict)) == 2, "the plain and the traced model should both have compiled"
     np.testing.assert_array_equal(first["layers"][0].weight, again["layers"][0].weight)
     np.testing.assert_array_equal(first["layers"][0].bias, again["layers"][0].bias)
     np.testing.assert_array_equal(first["layers"][1].weight, again["layers"][1].weight)

@@ -19,7 +19,8 @@ import pytest
 import autodiff
 import autodiff.numpy as anp
 import layers
-from autodiff import _accel, _backward, _buffers, _kernels, _layouts, _parallel, _primitive, _trees
+from autodiff import _accel, _backward, _buffers, _kernels, _layouts, _parallel, _primitive
+from autodiff._accel import flatten as _accel_flatten
 from autodiff._accel import reductions as _accel_reductions
 from autodiff._trees import leaves
 from autodiff.numpy import _batch_ops
@@ -33,7 +34,7 @@ REPEATS = 3  # a structure is compiled on its second walk and read by its layout
 
 
 def _layouts_on():
-    return _layouts.ENABLED and bool(_trees._layouts.get(dict))
+    return _layouts.ENABLED and bool(_accel_flatten.LAYOUTS.get(dict))
 
 
 def _kernels_on():

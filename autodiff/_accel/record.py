@@ -12,8 +12,10 @@ this calls for everything else (keyword arguments, nested arrays, residual forwa
 import numpy as np
 
 from .. import _primitive
-from .._primitive import _forwards, _leaked, _record
-from .._traced import Traced, protect, protect_inside
+from .._checks import leaked
+from .._primitive import _forwards, _record
+from .._protection import protect, protect_inside
+from .._traced import Traced
 from . import enabled
 
 _SCALARS = (float, int)
@@ -51,7 +53,7 @@ def _unwrap(prim, tape, args):
                 lower = True
                 continue
             if a.tape is not tape:
-                raise _leaked(prim, a.tape)
+                raise leaked(prim, a.tape)
             parents.append(a.index)
             argnums.append(i)
             argvals[i] = a = a.value

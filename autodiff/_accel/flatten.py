@@ -1,0 +1,41 @@
+"""``flatten`` for a structure seen before: read by its compiled layout, not walked (hook: ``_trees.flatten``).
+
+The reference ``_trees.walk_flatten`` visits every node of an argument on each call to ``grad``.  A training
+loop passes the same structure every step, so after two walks of a root type this reads the leaves with the
+straight-line code of a :mod:`compiled layout <autodiff._layouts>`, which checks the structure on the way
+and returns ``None`` if it changed (then the walk runs, and is learnt).  The treedef it returns rebuilds with
+generated code too.  Off under ``AUTODIFF_REFERENCE=1`` or ``AUTODIFF_LAYOUTS=0``.
+"""
+
+from .. import _layouts, _trees
+
+LAYOUTS = _layouts.LayoutCache()  # root type -> compiled layouts, newest first
+
+
+class CompiledTreeDef(_trees.TreeDef):
+    """A treedef whose template is a compiled layout's: ``unflatten`` and ``tangent`` run generated code."""
+
+    __slots__ = ()
+
+    def unflatten(self, leaves):
+        return self.template.build("rebuild", self.containers, leaves)
+
+    def tangent(self, leaves):
+        return self.template.build("tangent", self.containers, leaves)
+
+
+def flatten(root, path=()):
+    """:func:`autodiff._trees.walk_flatten`, through a compiled layout when ``root``'s structure has one."""
+    for layout in LAYOUTS.get(type(root)):
+        got = layout.read(root)
+        if got is not None and layout.leaf_types.issuperset(map(type, got[0])):
+            return got[0], CompiledTreeDef(layout.template, got[1])
+    flat = _trees.walk_flatten(root, path)
+    LAYOUTS.learn(root, treedef=flat[1])
+    return flat
+
+
+def install():
+    """Plug the layouts in (nothing under ``AUTODIFF_REFERENCE=1`` or ``AUTODIFF_LAYOUTS=0``)."""
+    if _layouts.ENABLED:
+        _trees.flatten = flatten

@@ -1,0 +1,101 @@
+"""What every transform's call shares: ``argnums``, ``has_aux``, and holding the other arguments fixed.
+
+``grad``, ``vjp``, ``jvp``, ``hvp``, ``hvp_operator``, ``jacobian``, ``hessian`` and ``jacfwd`` read these
+the same way, with the same errors (each names its transform).
+"""
+
+import numpy as np
+
+from ._traced import value_of
+
+
+def argnums_of(argnums, nargs, name="grad"):
+    """``argnums`` as a tuple of distinct argument numbers, checked against a call with ``nargs`` arguments.
+
+    ``name`` is the transform's, for the message.
+
+    >>> argnums_of((0, 2), 3), argnums_of(1, 2)
+    ((0, 2), (1,))
+    >>> argnums_of((1, 1), 2, "hvp")
+    Traceback (most recent call last):
+    ...
+    ValueError: hvp: argnums=(1, 1) names argument 1 twice; list each argument once, e.g. argnums=(1,)
+    """
+    if argnums == 0 and type(argnums) is int and nargs:  # the usual case
+        return (0,)
+    nums = tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
+    for n in nums:
+        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n < nargs:
+            raise ValueError(
+                f"{name}: argnums={argnums!r} is out of range for a call with "
+                f"{nargs} positional argument(s); use integers from 0 to {nargs - 1}"
+            )
+    _refuse_repeats(argnums, nums, name)
+    return nums
+
+
+def _refuse_repeats(argnums, nums, name):
+    twice = next((n for k, n in enumerate(nums) if n in nums[:k]), None)
+    if twice is not None:
+        raise ValueError(
+            f"{name}: argnums={argnums!r} names argument {twice} twice; list each argument once, "
+            f"e.g. argnums={tuple(dict.fromkeys(nums))!r}"
+        )
+
+
+def on_arguments(f, args, nums):
+    """``f`` as a function of ``args[n] for n in nums`` only, the other arguments held at their values.
+
+    >>> on_arguments(lambda a, b, c: (a, b, c), (1, 2, 3), (2, 0))(30, 10)
+    (10, 2, 30)
+    """
+    if len(nums) == len(args) and all(n == k for k, n in enumerate(nums)):
+        return f
+
+    def f_of_chosen(*chosen):
+        new = list(args)
+        for n, x in zip(nums, chosen):
+            new[n] = x
+        return f(*new)
+
+    return f_of_chosen
+
+
+def split_aux(result, has_aux, name):
+    """``(out, aux)`` from what the function returned: the pair itself with ``has_aux``, else ``(result, None)``.
+
+    >>> split_aux([1.0, "note"], True, "grad"), split_aux(1.0, False, "grad")
+    ((1.0, 'note'), (1.0, None))
+    >>> split_aux(1.0, True, "vjp")
+    Traceback (most recent call last):
+    ...
+    TypeError: vjp(..., has_aux=True): the function must return a pair (output, aux), but it returned a float;
+    return `out, aux`, or drop has_aux=True
+    """
+    if not has_aux:
+        return result, None
+    if not (isinstance(result, (tuple, list)) and len(result) == 2):
+        raise TypeError(
+            f"{name}(..., has_aux=True): the function must return a pair "
+            f"(output, aux), but it returned {describe(value_of(result))}; return "
+            "`out, aux`, or drop has_aux=True"
+        )
+    return result[0], result[1]
+
+
+def checked_aux(f, has_aux, name):
+    """``f``, checked to return an ``(out, aux)`` pair when ``has_aux``; a bad return raises naming ``name``."""
+    if not has_aux:
+        return f
+
+    def f_with_aux(*args, **kwargs):
+        return split_aux(f(*args, **kwargs), True, name)
+
+    return f_with_aux
+
+
+def describe(value, shape=None):
+    """``value`` in a few words for an error message: its kind, and an array's shape (``shape`` if given)."""
+    if isinstance(value, np.ndarray):
+        return f"an array of shape {value.shape if shape is None else shape}"
+    return f"a {type(value).__name__}"

@@ -1,0 +1,131 @@
+"""The checks behind ``grad``'s and ``vjp``'s clear errors: what they refuse to differentiate, and why.
+
+Each raises before a wrong gradient could be returned, naming the transform, the place (an argument, a key
+path, an output leaf), what was expected and what was given, and the fix.  The reference files call them by
+name; a reader learning how a gradient is computed can skip this one.
+"""
+
+import numbers
+
+import numpy as np
+
+from ._batching import example_shape
+from ._calls import describe
+from ._paths import format_path
+from ._traced import value_of
+from ._trees import leaves
+
+
+def check_scalar_output(value):
+    """Refuse a ``grad`` output that is not a real scalar (under ``vmap``, one example's shape is read).
+
+    >>> check_scalar_output(np.ones(3))
+    Traceback (most recent call last):
+    ...
+    TypeError: grad: the function must return a scalar, but it returned an array of shape (3,). Reduce it to a
+    scalar (e.g. `.sum()`), or use autodiff.jacobian / autodiff.vjp for non-scalar outputs
+    """
+    plain = value_of(value)
+    scalar = isinstance(plain, (float, int, np.generic)) or (type(plain) is np.ndarray and not example_shape(value))
+    if not scalar:
+        raise TypeError(
+            f"grad: the function must return a scalar, but it returned "
+            f"{describe(plain, example_shape(value))}. Reduce it to a scalar (e.g. `.sum()`), or use "
+            "autodiff.jacobian / autodiff.vjp for non-scalar outputs"
+        )
+    if type(plain) is not float and _dtype(plain).kind == "c":
+        raise TypeError(
+            "grad: the function returned a complex scalar; grad needs a real one. "
+            "Take `.real` or abs(...) of it, or use autodiff.vjp with a complex cotangent"
+        )
+
+
+def _dtype(value):
+    """The dtype of a scalar output: read off numpy scalars and 0-d arrays, worked out for the rest."""
+    dtype = getattr(value, "dtype", None)
+    return dtype if dtype is not None else np.result_type(value)
+
+
+def check_cotangent(path, ct, value):
+    """Refuse a cotangent for the output leaf ``value`` (at key ``path``) of another shape or dtype.
+
+    >>> check_cotangent(("loss",), np.ones(2), np.ones(3))
+    Traceback (most recent call last):
+    ...
+    ValueError: vjp pullback: cotangent at output['loss'] has shape (2,) and dtype float64, but the output has shape
+    (3,) and dtype float64; pass a cotangent of the output's exact shape and dtype
+    """
+    if ct is None:
+        return
+    want_shape, got_shape = example_shape(value), example_shape(ct)
+    value, ct = value_of(value), value_of(ct)
+    want, got = np.result_type(value), np.result_type(ct)
+    scalar_ok = isinstance(ct, (float, int)) and want_shape == () and want.kind in "fc"
+    if want_shape != got_shape or (want != got and not scalar_ok):
+        where = f" at {at_output(path)}" if path else ""
+        raise ValueError(
+            f"vjp pullback: cotangent{where} has shape {got_shape} and dtype {got}, "
+            f"but the output has shape {want_shape} and dtype {want}; pass a "
+            "cotangent of the output's exact shape and dtype"
+        )
+
+
+def at_output(path):
+    """An output leaf's key path as ``output['loss'][0]``."""
+    return "output" + "".join(f"[{k!r}]" for k in path)
+
+
+def refuse_argument(x, i):
+    """Refuse argument ``i`` of ``grad``'s ``argnums``: neither a float or complex value nor a container.
+
+    >>> refuse_argument(3, 0)
+    Traceback (most recent call last):
+    ...
+    TypeError: argument 0 has dtype int64; only float and complex values can be differentiated. Pass a float (e.g.
+    3.0) or leave it out of argnums
+    """
+    v = value_of(x)
+    if isinstance(v, (np.ndarray, np.generic, numbers.Number)):
+        raise TypeError(
+            f"argument {i} has dtype {np.result_type(v)}; only float and complex "
+            f"values can be differentiated. Pass a float (e.g. {_as_float_hint(v)}) "
+            "or leave it out of argnums"
+        )
+    raise TypeError(
+        f"argument {i} is a {type(v).__name__}, and autodiff cannot see inside it. "
+        "Make it a dataclass, register it with autodiff.extend.register_container "
+        "(or traversal.register), or leave it out of argnums"
+    )
+
+
+def _as_float_hint(v):
+    return "np.asarray(x, dtype=float)" if isinstance(v, np.ndarray) else f"{float(v)!r}"
+
+
+def refuse_hidden_floats(arg, i, leaf):
+    """Refuse a leaf of argument ``i``: an unregistered object visibly holding float arrays would lose its
+    gradient."""
+    if not type(leaf).__dictoffset__:  # ints, strings, None, ufuncs...: no attributes to hide arrays in
+        return
+    inner = getattr(leaf, "__dict__", None)
+    if inner and not callable(leaf) and any(map(_holds_floats, inner.values())):
+        path = next(p for p, x in leaves(arg, (i,)) if x is leaf)
+        raise TypeError(
+            f"{format_path(path)} is a {type(leaf).__name__} holding float arrays "
+            "that autodiff cannot see inside; its gradient would be lost. Make it "
+            "a dataclass or register it with autodiff.extend.register_container"
+        )
+
+
+def _holds_floats(v):
+    return isinstance(v, np.ndarray) and v.dtype.kind in "fc"
+
+
+def leaked(prim, tape):
+    """The error for a traced value of a finished differentiation (``tape``) reaching ``prim``."""
+    return RuntimeError(
+        f"{prim.__name__}: got a traced value from a differentiation (level "
+        f"{tape.level}) that has already finished. A traced value escaped its "
+        "grad/vjp call, e.g. through a global, a closure or `has_aux` misuse. "
+        "Return it from the differentiated function instead of storing it."
+    )
