@@ -6,7 +6,10 @@
 0.0
 """
 
-from . import numpy  # noqa: F401  (installs array behaviour on traced values)
+from . import (
+    _tangent_algebra,  # noqa: F401  (gives Tangent its arithmetic)
+    numpy,  # noqa: F401  (installs array behaviour on traced values)
+)
 from ._accel import backward as _accel_backward
 from ._accel import batching as _accel_batching
 from ._accel import flatten as _accel_flatten

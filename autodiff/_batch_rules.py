@@ -10,6 +10,7 @@ call primitives, never numpy, so lower levels (a ``grad`` around the ``vmap``) r
 import warnings
 from functools import partial
 
+from . import _ops
 from ._traced import Traced
 from ._traced import value_of as _strip
 
@@ -53,30 +54,25 @@ def _nested_batched(level, args, kwargs):
 
 def loop(prim, level, args, bdims, kwargs):
     """``prim`` once per example, the results stacked along a new axis 0 (tuples part by part)."""
-    from .numpy import _indexing, _shape
-
     outs = []
     for i in range(level.size):
-        picked = [_pick(a, i, level, _indexing.getitem) if b is None else _indexing.getitem(a, i)
-                  for a, b in zip(args, bdims)]
-        picked_kwargs = {k: _pick(v, i, level, _indexing.getitem) for k, v in kwargs.items()}
+        picked = [_pick(a, i, level) if b is None else _ops.getitem(a, i) for a, b in zip(args, bdims)]
+        picked_kwargs = {k: _pick(v, i, level) for k, v in kwargs.items()}
         outs.append(prim(*picked, **picked_kwargs))
     if type(_strip(outs[0])) is tuple:
         n = len(_strip(outs[0]))
-        return tuple(_shape.stack([_part(o, k) for o in outs]) for k in range(n)), 0
-    return _shape.stack(outs), 0
+        return tuple(_ops.stack([_part(o, k) for o in outs]) for k in range(n)), 0
+    return _ops.stack(outs), 0
 
 
 def _part(out, k):
-    from .numpy import _indexing
-
-    return _indexing.tuple_item(out, k) if type(out) is Traced else out[k]
+    return _ops.tuple_item(out, k) if type(out) is Traced else out[k]
 
 
-def _pick(x, i, level, getitem):
+def _pick(x, i, level):
     """Example ``i`` of the values of ``level`` inside ``x`` (tuples and lists walked); others as they are."""
     if type(x) is Traced and x.level == level.level:
-        return getitem(x.value, i)
+        return _ops.getitem(x.value, i)
     if type(x) in (tuple, list):
-        return type(x)(_pick(v, i, level, getitem) for v in x)
+        return type(x)(_pick(v, i, level) for v in x)
     return x

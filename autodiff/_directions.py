@@ -12,6 +12,7 @@ import numbers
 
 import numpy as np
 
+from . import _ops
 from ._arguments import is_differentiable
 from ._batching import example_shape
 from ._calls import argnums_of
@@ -156,10 +157,8 @@ class Variables:
 
 def _sum(x):
     """``sum(x)``; its real part for complex ``x`` (docs/complex.md's pairing, so hvp works at complex primals)."""
-    from . import numpy as anp  # the numpy rules import the core: fetched on use
-
-    total = anp.sum(x)
-    return anp.real(total) if np.iscomplexobj(value_of(total)) else total
+    total = _ops.sum(x)
+    return _ops.real(total) if np.iscomplexobj(value_of(total)) else total
 
 
 def _entries(name, paths, tangents, bare):

@@ -30,7 +30,7 @@ garbage-collected.
 
 import numpy as np
 
-from . import _backward
+from . import _backward, _ops
 from ._arguments import materialise, zeros_like_primal
 from ._calls import argnums_of, checked_aux, on_arguments
 from ._directions import Variables, as_arguments
@@ -216,7 +216,7 @@ class HvpOperator:
         for z, hz in self._probed("trace_estimate", n, seed):
             for v in self._parameters.variables:
                 if hz[v] is not None:
-                    total = total + _anp().sum(z[v] * hz[v])
+                    total = total + _ops.sum(z[v] * hz[v])
         return total / n
 
     def _probed(self, name, n, seed):
@@ -256,9 +256,3 @@ def _buffer(a):
     while isinstance(a.base, np.ndarray):
         a = a.base
     return a
-
-
-def _anp():
-    from . import numpy as anp  # the numpy rules import the core: fetched on use
-
-    return anp

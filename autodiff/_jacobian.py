@@ -14,7 +14,7 @@ wherever the output does not reach (``design.md`` sections 2 and 9).
 
 import numpy as np
 
-from . import _trees
+from . import _ops, _trees
 from ._arguments import is_differentiable
 from ._batching import example_shape
 from ._calls import argnums_of, checked_aux, on_arguments, split_aux
@@ -25,6 +25,7 @@ from ._traced import Traced, value_of
 from ._transforms import grad
 from ._trees import leaves, transform
 from ._vjp import vjp
+from ._vmap import vmap
 
 
 def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
@@ -83,8 +84,6 @@ def _at_output(pullback, outs, treedef, j, primals, chunk_size=None):
 
 def _batched_rows(pullback, treedef, n, j, basis, primals, shape, chunk_size):
     """Every row of the Jacobian of output leaf ``j`` from one pullback batched over the basis (per chunk)."""
-    from ._vmap import vmap
-
     pull = vmap(lambda row: pullback(_seed(treedef, n, j, row)))
     step = len(basis) if chunk_size is None else max(int(chunk_size), 1)
     chunks = [pull(basis[k:k + step]) for k in range(0, len(basis), step)]
@@ -101,7 +100,7 @@ def _joined(primal, chunks, out_shape):
             return None
         rows = np.concatenate([np.zeros((len(_rows_of(by_path, k)),) + example_shape(leaf), _dtype(leaf)) if g is None
                                else g for k, g in enumerate(got)]) if len(got) > 1 else got[0]
-        return _anp().reshape(rows, out_shape + example_shape(rows)[1:])
+        return _ops.reshape(rows, out_shape + example_shape(rows)[1:])
 
     return transform(primal, block, _tangent_node)
 
@@ -135,7 +134,7 @@ def _stack(primal, rows, out_shape, size):
         if not size:
             return np.zeros(out_shape + leaf_shape, dtype)
         got = [np.zeros(leaf_shape, dtype) if g is None else g for g in got]
-        return _anp().reshape(_anp().stack(got), out_shape + leaf_shape)
+        return _ops.reshape(_ops.stack(got), out_shape + leaf_shape)
 
     return transform(primal, block, _tangent_node)
 
@@ -146,11 +145,6 @@ def _tangent_node(path, x, node, keys, results):
         return None
     return node.tangent(x, keys, results)
 
-
-def _anp():
-    from . import numpy as anp  # the numpy rules import the core: fetched on use
-
-    return anp
 
 
 def hessian(f, argnums=0):
@@ -236,8 +230,6 @@ def _columns(f_of, variables, v):
 
 def _batched_columns(f_of, variables, v, basis):
     """:func:`_columns` from one pushforward batched over the basis (``vmap``): ``f`` runs once."""
-    from ._vmap import vmap
-
     leaf = variables.leaves[v]
 
     def push(e):
@@ -278,8 +270,7 @@ def _block(tangents, out_shape, dtype, leaf):
         return np.zeros(out_shape + leaf_shape, dtype)
     if all(t is None for t in tangents):
         return None
-    anp = _anp()
-    stacked = anp.stack([np.zeros(out_shape, dtype) if t is None else t for t in tangents])
-    stacked = anp.reshape(stacked, leaf_shape + out_shape)
+    stacked = _ops.stack([np.zeros(out_shape, dtype) if t is None else t for t in tangents])
+    stacked = _ops.reshape(stacked, leaf_shape + out_shape)
     n, m = len(leaf_shape), len(out_shape)
-    return anp.transpose(stacked, tuple(range(n, n + m)) + tuple(range(n)))
+    return _ops.transpose(stacked, tuple(range(n, n + m)) + tuple(range(n)))

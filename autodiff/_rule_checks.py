@@ -38,6 +38,7 @@ import numpy as np
 
 from ._arguments import is_differentiable, zeros_like_primal
 from ._batching import Batch, batch_depth, keep_batches
+from ._gradcheck import GradcheckError, gradcheck
 from ._higher import jvp
 from ._protection import protect
 from ._tangents import Thunk, ZeroTangent
@@ -170,8 +171,6 @@ class _Guard:
 
 def _gradcheck_rule(prim, differentiable, args, kwargs):
     """Gradcheck ``prim`` at orders 1 and 2 at ``args``' values, outside any trace; raise naming the rule."""
-    from ._gradcheck import GradcheckError, gradcheck
-
     plain = [_plain(a) for a in args]
     wrt = [i for i, a in enumerate(plain)
            if is_differentiable(a) and (differentiable is None or (i < len(differentiable) and differentiable[i]))]

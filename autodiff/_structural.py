@@ -69,39 +69,37 @@ class Tangent(Mapping):
     __hash__ = None
 
     def __add__(self, other):
-        return _algebra().add(self, other, "+")
+        return arithmetic.add(self, other, "+")
 
     def __radd__(self, other):
-        return _algebra().add(other, self, "+")
+        return arithmetic.add(other, self, "+")
 
     def __sub__(self, other):
-        return _algebra().add(self, _algebra().negate(other, "-"), "-")
+        return arithmetic.add(self, arithmetic.negate(other, "-"), "-")
 
     def __rsub__(self, other):
-        return _algebra().add(other, _algebra().negate(self, "-"), "-")
+        return arithmetic.add(other, arithmetic.negate(self, "-"), "-")
 
     def __neg__(self):
-        return _algebra().negate(self, "-")
+        return arithmetic.negate(self, "-")
 
     def __mul__(self, c):
-        return _algebra().scale(self, c, "*", lambda x: x * c)
+        return arithmetic.scale(self, c, "*", lambda x: x * c)
 
     def __rmul__(self, c):
-        return _algebra().scale(self, c, "*", lambda x: c * x)
+        return arithmetic.scale(self, c, "*", lambda x: c * x)
 
     def __truediv__(self, c):
-        return _algebra().scale(self, c, "/", lambda x: x / c)
+        return arithmetic.scale(self, c, "/", lambda x: x / c)
 
     def __repr__(self):
         body = ", ".join(f"{k}={v!r}" for k, v in self.fields.items())
         return f"Tangent[{self.primal_type.__name__}]({body})"
 
 
-def _algebra():
-    """The arithmetic module, imported on first use: it walks trees, and the tree walkers import this module."""
-    from . import _tangent_algebra
-
-    return _tangent_algebra
+arithmetic = None
+"""The module with the arithmetic, :mod:`autodiff._tangent_algebra`, which puts itself here when imported
+(``autodiff`` imports it): it walks trees, and the tree walkers import this module, so it cannot be imported here."""
 
 
 _set_primal_type = Tangent.__dict__["primal_type"].__set__  # the slots' own setters: no __setattr__ detour

@@ -8,9 +8,11 @@ a model nested 10,000 deep is fine.
 """
 
 import numbers
+import sys
 
 import numpy as np
 
+from . import _structural
 from ._containers import node_of
 from ._paths import dotted
 from ._structural import Tangent
@@ -127,3 +129,6 @@ def _name(x):
     if isinstance(v, np.ndarray):
         return f"an array of shape {v.shape}"
     return type(x).__name__
+
+
+_structural.arithmetic = sys.modules[__name__]  # Tangent's operators call this module's scale, negate and add

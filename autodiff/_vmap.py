@@ -10,6 +10,7 @@ import functools
 
 import numpy as np
 
+from . import _ops
 from ._batching import Batch, batched, example_shape, open_batch
 from ._paths import format_path
 from ._traced import Traced
@@ -162,21 +163,18 @@ def _substitute(args, inputs, level):
         _, axis, _ = inputs[path]
         key = (id(leaf), axis)
         if key not in made:
-            made[key] = batched(_to_front(leaf, axis), level)
+            made[key] = batched(_move(leaf, axis, 0), level)
         return made[key]
 
     walked = {path[0] for path in inputs}  # the arguments with a batched leaf: the others stay as they are
     return tuple(transform(a, leaf_fn, rebuild_node, (i,)) if i in walked else a for i, a in enumerate(args))
 
 
-def _to_front(x, axis):
-    if axis == 0:
+def _move(x, source, destination):
+    """``x`` with axis ``source`` moved to ``destination``: numpy's for a plain array, the primitive if traced."""
+    if source == destination:
         return x
-    if type(x) is np.ndarray:
-        return np.moveaxis(x, axis, 0)
-    from .numpy import moveaxis
-
-    return moveaxis(x, axis, 0)
+    return np.moveaxis(x, source, destination) if type(x) is np.ndarray else _ops.moveaxis(x, source, destination)
 
 
 def _outputs(out, out_axes, level):
@@ -189,8 +187,6 @@ def _outputs(out, out_axes, level):
 
 
 def _output_leaf(leaf, axis, level, path):
-    from .numpy import broadcast_to, moveaxis
-
     mine = type(leaf) is Traced and leaf.tape is level
     if axis is None:
         if mine:
@@ -203,7 +199,7 @@ def _output_leaf(leaf, axis, level, path):
     if not mine:
         if shape is None or (type(leaf) is Traced and type(leaf.tape) is Batch):
             return leaf  # not an array (a string, a function), or batched by an inner vmap
-        leaf = broadcast_to(leaf, (level.size,) + shape)
+        leaf = _ops.broadcast_to(leaf, (level.size,) + shape)
     else:
         leaf = leaf.value
     ndim = len(shape) + 1
@@ -211,7 +207,7 @@ def _output_leaf(leaf, axis, level, path):
         raise ValueError(f"vmap: out_axes puts the batch axis of the output at {_at(path)} at {axis}, but it "
                          f"has {ndim} axes with the batch; give an axis in [{-ndim}, {ndim})")
     axis %= ndim
-    return leaf if axis == 0 else (np.moveaxis(leaf, 0, axis) if type(leaf) is np.ndarray else moveaxis(leaf, 0, axis))
+    return _move(leaf, 0, axis)
 
 
 def _at(path):

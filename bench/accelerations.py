@@ -74,6 +74,24 @@ def _total_gradient():
     return lambda: gradient(model)
 
 
+def _norm_total_gradient():
+    import autodiff
+    import autodiff.numpy as anp
+    from traversal import total
+
+    from .total import seed_model
+
+    model = seed_model()
+    gradient = autodiff.grad(lambda m: total(anp.linalg.norm, m))
+    return lambda: gradient(model)
+
+
+def _per_example():
+    from ._so_per_example import per_example_gradients
+
+    return per_example_gradients().ours
+
+
 # workload -> (what it is, a function building its step); ours only: the suites they come from check them
 WORKLOADS = {
     "overhead": ("100-op elementwise chain, grad (per-op overhead)", lambda: _overhead()),
@@ -83,6 +101,8 @@ WORKLOADS = {
     "l2": ("L2 penalty + gradient, ResNet-18 params", _l2_penalty),
     "total": ("total's gradient, optimisers171 model", _total_gradient),
     "resnet_step": ("ResNet-18 training step, batch 8", lambda: _fresh_workload("resnet_step", 8)),
+    "norm_total": ("norm gradient of total, 3-parameter dict", _norm_total_gradient),
+    "per_example": ("per-example gradients (vmap), MLP 784-128-10", _per_example),
 }
 
 

@@ -18,7 +18,7 @@ import numpy as np
 from autodiff.extend import Traced
 
 from ._functor import children, rebuild
-from ._walks import Done, Expand
+from ._walks import Done, Expand, execute
 
 __all__ = ["CheckpointError", "CheckpointWalk", "entries", "describe", "encode_value", "decode_value"]
 
@@ -143,8 +143,6 @@ def entries(tree):
     >>> [(p, e["kind"]) for p, (_, e, _) in entries({"a": w, "b": [w, np.sin]}).items()]
     [('a', 'array'), ('b[0]', 'tie'), ('b[1]', 'object')]
     """
-    from ._walks import execute
-
     out, first = {}, {}
 
     def record(path, x):

@@ -13,7 +13,8 @@ array([0., 0., 0.])
 
 import numpy as np
 
-from . import _batch_named, _interop, _methods, linalg  # noqa: F401  (_batch_named registers rules)
+from .. import _ops
+from . import _batch_named, _indexing, _interop, _methods, linalg  # noqa: F401  (_batch_named registers rules)
 from ._angles import angle, deg2rad, degrees, rad2deg, radians
 from ._binary import arctan2, clip, fmax, fmin, hypot, logaddexp, maximum, minimum
 from ._broadcast import broadcast_to, cast
@@ -139,6 +140,8 @@ globals().update(NONDIFF)
 __all__ += list(NONDIFF)
 
 _methods.install()
+_ops.install(sum=sum, real=real, stack=stack, reshape=reshape, transpose=transpose, moveaxis=moveaxis,
+             broadcast_to=broadcast_to, getitem=getitem, tuple_item=_indexing.tuple_item)  # the ops the engine uses
 _interop.install()
 _interop.register_routes({name: globals()[name] for name in __all__})
 _interop.register_routes({name: getattr(linalg, name) for name in linalg.__all__}, np.linalg)
