@@ -46,7 +46,7 @@ def _dtype(value):
     return dtype if dtype is not None else np.result_type(value)
 
 
-def check_cotangent(path, ct, value):
+def check_cotangent(path, ct, value, name="vjp pullback"):
     """Refuse a cotangent for the output leaf ``value`` (at key ``path``) of another shape or dtype.
 
     >>> check_cotangent(("loss",), np.ones(2), np.ones(3))
@@ -64,7 +64,7 @@ def check_cotangent(path, ct, value):
     if want_shape != got_shape or (want != got and not scalar_ok):
         where = f" at {at_output(path)}" if path else ""
         raise ValueError(
-            f"vjp pullback: cotangent{where} has shape {got_shape} and dtype {got}, "
+            f"{name}: cotangent{where} has shape {got_shape} and dtype {got}, "
             f"but the output has shape {want_shape} and dtype {want}; pass a "
             "cotangent of the output's exact shape and dtype"
         )

@@ -13,7 +13,7 @@ import numbers
 import numpy as np
 
 from . import _ops
-from ._arguments import is_differentiable
+from ._arguments import is_differentiable, zeros_like_primal
 from ._batching import example_shape
 from ._calls import argnums_of
 from ._paths import dotted
@@ -109,6 +109,18 @@ class Variables:
             trainable.update(path for (path, _), ok in zip(leaves(arg, (i,)), flags) if ok)
         return trainable
 
+    def as_gradient(self, per_variable):
+        """Per-variable values placed as ``grad`` places gradients (design.md section 2): each at its variable's
+        home (:meth:`homes`), ``None`` at a tie's other occurrences and where nothing arrived (a container all
+        ``None`` collapses), zeros for a bare argument nothing reached.  A tuple, one entry per primal."""
+        at = dict(zip(self.homes(), per_variable))
+
+        def leaf_fn(path, leaf):
+            g = at.get(path)
+            return zeros_like_primal(leaf) if g is None and len(path) == 1 and is_differentiable(leaf) else g
+
+        return transform(self.primals, leaf_fn, _gradient_node)
+
     def substitute(self, xs):
         """The primals with variable ``v`` replaced by ``xs[v]`` at every position that holds it."""
         return transform(self.primals, lambda path, leaf: xs[self.at[path]] if path in self.at else leaf, rebuild_node)
@@ -153,6 +165,13 @@ class Variables:
             elif t is not directions[v]:
                 raise _tie_error(name, first[v], path, bare)
         return directions
+
+
+def _gradient_node(path, x, node, keys, results):
+    """A container of the gradient: the tuple of arguments itself, else its tangent (``None`` when all are)."""
+    if not path:
+        return node.rebuild(x, results)
+    return node.tangent(x, keys, results) if any(r is not None for r in results) else None
 
 
 def _sum(x):

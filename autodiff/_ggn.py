@@ -2,12 +2,12 @@
 
 The GGN ``G = J_fᵀ H_g J_f`` (Schraudolph 2002; Martens 2014) drops the term of the Hessian that
 carries ``f``'s own curvature, so it is positive semidefinite whenever ``g`` is convex: the usual
-curvature for Gauss-Newton, K-FAC-style and natural-gradient methods.  One product costs one jvp
-of ``f``, one Hessian-vector product of ``g`` at ``f``'s output and one vjp of ``f``.
+curvature for Gauss-Newton, K-FAC-style and natural-gradient methods.  One product runs ``f``
+once (``linearize``), pushes ``v`` along its record, takes one Hessian-vector product of ``g`` at
+``f``'s output and pulls the result back over the same record.
 """
 
-from ._higher import hvp, jvp
-from ._vjp import vjp
+from ._higher import hvp, linearize
 
 
 def ggnvp(f, g, primals, tangents):
@@ -27,7 +27,6 @@ def ggnvp(f, g, primals, tangents):
     True
     """
     primals, tangents = tuple(primals), tuple(tangents)
-    out, f_v = jvp(f, primals, tangents)
-    (h_f_v,) = hvp(g, (out,), (f_v,))
-    _, pullback = vjp(f, *primals)
-    return pullback(h_f_v)
+    out, f_jvp = linearize(f, *primals)  # f runs once: J v pushed along its record, Jᵀ u pulled back over it
+    (h_f_v,) = hvp(g, (out,), (f_jvp(*tangents),))
+    return f_jvp.transpose(h_f_v)

@@ -10,7 +10,9 @@ structure, shape and dtype, and one direction per tied array
 (:mod:`autodiff._directions`).
 """
 
+from . import _backward
 from ._arguments import is_differentiable, zeros_like_primal
+from ._arguments import materialise as materialise_ct
 from ._calls import checked_aux, on_arguments, split_aux
 from ._directions import Variables, as_arguments, chosen_arguments
 from ._forward import dual, open_pushforward
@@ -20,7 +22,7 @@ from ._tangents import ZeroTangent
 from ._traced import Traced, new_inputs, open_tape, value_of
 from ._transforms import grad, unwrap_outputs
 from ._trees import rebuild_node, transform
-from ._vjp import split_tuple_outputs
+from ._vjp import seeds_of, split_tuple_outputs
 
 
 def jvp(f, primals, tangents, argnums=None, has_aux=False):
@@ -234,6 +236,20 @@ class Linearized:
             return materialise(t, value)
 
         return transform(self._out, leaf_fn, rebuild_node)
+
+    def transpose(self, ct):
+        """``Jᵀ ct``: one gradient per primal, as ``vjp(f, *primals)``'s pullback gives, from one backward pass
+        over the same record (no second run of ``f``).  It may be called many times.
+
+        >>> import numpy as np
+        >>> import autodiff.numpy as anp
+        >>> out, f_jvp = linearize(lambda x: anp.sin(x) * x, np.array([0.0, 1.0]))
+        >>> g, = f_jvp.transpose(np.ones(2))
+        >>> bool(np.allclose(g, np.sin([0.0, 1.0]) + np.cos([0.0, 1.0]) * np.array([0.0, 1.0])))
+        True
+        """
+        cts = _backward.run(self._tape, seeds_of(ct, self._outputs, "linearize transpose"))
+        return self._variables.as_gradient([materialise_ct(cts[x.index], x.value, bare=False) for x in self._inputs])
 
 
 def push_along(tape, seeds):

@@ -60,28 +60,30 @@ class Pullback:
         release(self._tape)  # the arrays the tape protected are the caller's again
 
     def __call__(self, ct):
-        cts = self._seeds(ct)
-        all_cts = _backward.run(self._tape, cts)
-        return tuple(gradient_of(p, i, self._record, all_cts) for i, p in enumerate(self._primals))
+        cts = _backward.run(self._tape, seeds_of(ct, self._outputs, "vjp pullback"))
+        return tuple(gradient_of(p, i, self._record, cts) for i, p in enumerate(self._primals))
 
-    def _seeds(self, ct):
-        given = leaves(ct)
-        if len(given) != len(self._outputs):
+
+def seeds_of(ct, outputs, name):
+    """``{entry index: cotangent}`` from ``ct``, checked leaf by leaf against ``outputs`` (``unwrap_outputs``'s
+    list): the same structure, and each leaf of its output's exact shape and dtype."""
+    given = leaves(ct)
+    if len(given) != len(outputs):
+        raise ValueError(
+            f"{name}: the cotangent has {len(given)} leaf/leaves but the output "
+            f"has {len(outputs)}; pass a cotangent with the output's structure"
+        )
+    seeds = {}
+    for (path, leaf), (want_path, index, value) in zip(given, outputs):
+        if path != want_path:
             raise ValueError(
-                f"vjp pullback: the cotangent has {len(given)} leaf/leaves but the output "
-                f"has {len(self._outputs)}; pass a cotangent with the output's structure"
+                f"{name}: the cotangent has a leaf at {at_output(path)} where the output has one "
+                f"at {at_output(want_path)}; pass a cotangent with the output's structure"
             )
-        seeds = {}
-        for (path, leaf), (want_path, index, value) in zip(given, self._outputs):
-            if path != want_path:
-                raise ValueError(
-                    f"vjp pullback: the cotangent has a leaf at {at_output(path)} where the output has one "
-                    f"at {at_output(want_path)}; pass a cotangent with the output's structure"
-                )
-            check_cotangent(path, leaf, value)
-            if index is not None and leaf is not None:
-                seeds[index] = seeds[index] + leaf if index in seeds else leaf
-        return seeds
+        check_cotangent(path, leaf, value, name)
+        if index is not None and leaf is not None:
+            seeds[index] = seeds[index] + leaf if index in seeds else leaf
+    return seeds
 
 
 def split_tuple_outputs(out):

@@ -7,6 +7,7 @@ import tracemalloc
 
 import numpy as np
 import pytest
+from gallery import gallery
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from op_table import OPS
@@ -14,8 +15,9 @@ from op_table import OPS
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, gradcheck, hessian, hvp, jacfwd, jacrev, jvp, linearize, vjp
-from autodiff.extend import ZeroTangent, defjvp, defjvp_joint, deflinear, defvjp, primitive
-from traversal import total
+from autodiff._trees import leaves, rebuild_node, transform
+from autodiff.extend import ZeroTangent, defjvp, defjvp_joint, deflinear, defvjp, primitive, value_of
+from traversal import fmap, isnumeric, total
 
 # --- a handful of ops with their own JVP rules (the built-in ones get theirs file by file) -------------
 
@@ -388,6 +390,81 @@ def test_linearize_pushes_many_directions_without_rerunning_f():
     assert len(runs) == 1 + 3  # linearize's one run, then only jvp's
     with pytest.raises(ValueError, match=r"linearize: tangents\[0\]\.w is of shape \(2,\)"):
         f_jvp({"w": np.ones(2), "s": 1.0})
+
+
+def _every_position(*args):
+    """A structured output reading each float array at every position it holds (ties twice), plus a scalar."""
+    arrays = [x for _, x in leaves(args) if isinstance(value_of(x), np.ndarray) and value_of(x).dtype.kind in "fc"]
+    out = {"each": [anp.sin(x) * x for x in arrays]}
+    out["sum"] = sum((anp.sum(anp.real(x * x)) for x in arrays), 0.0)
+    return out
+
+
+def _like(tree, seed):
+    """Random values shaped and typed like ``tree``'s array and float leaves (complex where it is)."""
+    rng = np.random.default_rng(seed)
+
+    def leaf(path, x):
+        v = value_of(x)
+        if isinstance(v, float):
+            return float(rng.standard_normal())
+        if not isinstance(v, (np.ndarray, np.generic)) or v.dtype.kind not in "fc":
+            return None
+        r = rng.standard_normal(np.shape(v)) + (1j * rng.standard_normal(np.shape(v)) if v.dtype.kind == "c" else 0)
+        return np.asarray(r, v.dtype)
+
+    return transform(tree, leaf, rebuild_node)
+
+
+def _direction_like(model, seed):
+    """A random direction per parameter, one per tied array (fmap maps a tie once), floats kept."""
+    rng = np.random.default_rng(seed)
+    return fmap(lambda p: np.asarray(rng.standard_normal(p.shape) + (1j * rng.standard_normal(p.shape)
+                                                                       if p.dtype.kind == "c" else 0), p.dtype),
+                model, exclude=isnumeric)
+
+
+def _pairing(a, b):
+    """The pairing the pullbacks transpose against, Re(sum(a * b)) with no conjugate (docs/complex.md), over
+    matching leaves; ``None`` leaves add nothing."""
+    total_ = 0.0
+    for (_, x), (_, y) in zip(leaves(a), leaves(b)):
+        if x is not None and y is not None:
+            total_ += float(np.real(np.sum(x * y)))
+    return total_
+
+
+@pytest.mark.parametrize("name", list(gallery()))
+def test_linearize_transpose_is_the_vjp_pullback_on_the_gallery(name):
+    """Oracle: ``vjp``'s pullback on the same cotangent (structure, None places, dtypes, values); and the
+    dot-product test <u, J v> = <Jᵀ u, v> ties it to the pushforward."""
+    model = gallery()[name]
+    args = model if name == "one_array_in_two_arguments" else (model,)
+    out, f_jvp = linearize(_every_position, *args)
+    _, pullback = vjp(_every_position, *args)
+    rtol = 1e-5 if name == "float32" else 1e-12
+    for seed in range(2):
+        u = _like(out, seed)
+        transposed = f_jvp.transpose(u)
+        _same_or_none(transposed, pullback(u), rtol)
+        v = tuple(_direction_like(a, seed + 10) for a in args)
+        np.testing.assert_allclose(_pairing(u, f_jvp(*v)), _pairing(transposed, v), rtol=1e-4 if rtol > 1e-6 else 1e-10)
+
+
+def _same_or_none(a, b, rtol):
+    la, lb = leaves(a), leaves(b)
+    assert [p for p, _ in la] == [p for p, _ in lb]
+    for (path, x), (_, y) in zip(la, lb):
+        assert (x is None) == (y is None), path
+        if x is not None:
+            assert np.result_type(x) == np.result_type(y), path
+            np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-12, err_msg=str(path))
+
+
+def test_linearize_transpose_refuses_a_cotangent_of_the_wrong_shape():
+    _, f_jvp = linearize(lambda x: {"y": anp.sin(x)}, X)
+    with pytest.raises(ValueError, match=r"linearize transpose: cotangent at output\['y'\] has shape \(2,\)"):
+        f_jvp.transpose({"y": np.ones(2)})
 
 
 # --- total -----------------------------------------------------------------------------------------
