@@ -11,6 +11,7 @@ from gallery import gallery
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from op_table import OPS
+from tree_asserts import assert_same_tree
 
 import autodiff
 import autodiff.numpy as anp
@@ -446,19 +447,9 @@ def test_linearize_transpose_is_the_vjp_pullback_on_the_gallery(name):
     for seed in range(2):
         u = _like(out, seed)
         transposed = f_jvp.transpose(u)
-        _same_or_none(transposed, pullback(u), rtol)
+        assert_same_tree(transposed, pullback(u), rtol)
         v = tuple(_direction_like(a, seed + 10) for a in args)
         np.testing.assert_allclose(_pairing(u, f_jvp(*v)), _pairing(transposed, v), rtol=1e-4 if rtol > 1e-6 else 1e-10)
-
-
-def _same_or_none(a, b, rtol):
-    la, lb = leaves(a), leaves(b)
-    assert [p for p, _ in la] == [p for p, _ in lb]
-    for (path, x), (_, y) in zip(la, lb):
-        assert (x is None) == (y is None), path
-        if x is not None:
-            assert np.result_type(x) == np.result_type(y), path
-            np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-12, err_msg=str(path))
 
 
 def test_linearize_transpose_refuses_a_cotangent_of_the_wrong_shape():

@@ -11,6 +11,7 @@ import weakref
 import numpy as np
 import pytest
 from gallery import gallery
+from tree_asserts import assert_same_tree
 
 import autodiff
 import autodiff.numpy as anp
@@ -56,17 +57,6 @@ def _direction(model, seed):
                 model, exclude=isnumeric)
 
 
-def _same(a, b, rtol=1e-10):
-    """Same structure, ``None`` at the same places, same dtypes and values."""
-    la, lb = leaves(a), leaves(b)
-    assert [p for p, _ in la] == [p for p, _ in lb]
-    for (path, x), (_, y) in zip(la, lb):
-        assert (x is None) == (y is None), path
-        if x is not None:
-            assert np.result_type(x) == np.result_type(y), path
-            np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-12, err_msg=str(path))
-
-
 @pytest.mark.parametrize("name, f, args", list(_cases()), ids=[c[0] for c in _cases()])
 def test_the_operator_equals_hvp_on_the_gallery_at_several_directions(name, f, args):
     nums = tuple(range(len(args)))
@@ -74,8 +64,8 @@ def test_the_operator_equals_hvp_on_the_gallery_at_several_directions(name, f, a
     for seed in range(3):
         v = tuple(_direction(a, seed) for a in args)
         rtol = 1e-5 if name == "float32" else 1e-10
-        _same(op(v), hvp(f, args, v), rtol)
-        _same(op.matvec(v), op(v), rtol=0)
+        assert_same_tree(op(v), hvp(f, args, v), rtol)
+        assert_same_tree(op.matvec(v), op(v), rtol=0)
 
 
 @pytest.mark.parametrize("name", [n for n in gallery() if n not in ("complex", "one_array_in_two_arguments")])
