@@ -12,6 +12,7 @@ from . import (
 )
 from ._accel import backward as _accel_backward
 from ._accel import batching as _accel_batching
+from ._accel import elementwise as _accel_elementwise
 from ._accel import flatten as _accel_flatten
 from ._accel import record as _accel_record
 from ._accel import reductions as _accel_reductions
@@ -37,6 +38,7 @@ _accel_record.install()  # the accelerations plug in beside the reference core (
 _accel_reductions.install()
 _accel_batching.install()
 _accel_flatten.install()
+_accel_elementwise.install()
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "jacrev", "jacfwd", "hessian", "hvp",

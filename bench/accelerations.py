@@ -30,6 +30,7 @@ ACCELERATIONS = {
     "backward": {"AUTODIFF_ACCEL_OFF": "backward"},  # the unrolled backward pass (autodiff/_accel/backward.py)
     "reductions": {"AUTODIFF_ACCEL_OFF": "reductions"},  # fused model-wide reductions (autodiff/_accel/reductions.py)
     "collectors": {"AUTODIFF_ACCEL_OFF": "collectors"},  # total's collectors and readers (traversal/_accel)
+    "elementwise": {"AUTODIFF_ACCEL_OFF": "elementwise"},  # float64 tanh on a kernel (autodiff/_accel/elementwise.py)
     "all": {"AUTODIFF_REFERENCE": "1"},  # every acceleration at once: the reference core alone
 }
 

@@ -6,7 +6,8 @@ each test still compares the acceleration, called by hand, with the reference.)
 - ``autodiff._accel.reductions``: known reductions over a model, fused and threaded (``total``'s fast path),
   and the kernel forwards of sumsq/abssum/maxabs;
 - ``traversal._accel.collect``: ``total``'s tight-loop collectors and compiled readers;
-- ``autodiff._accel.batching``: vmap's batched outer products (per-example weight gradients) in pooled buffers.
+- ``autodiff._accel.batching``: vmap's batched outer products (per-example weight gradients) in pooled buffers;
+- ``autodiff._accel.elementwise``: float64 ``tanh`` on a numba kernel.
 """
 
 import numpy as np
@@ -18,6 +19,7 @@ import autodiff.numpy as anp
 from autodiff import _primitive, grad
 from autodiff._accel import REFERENCE
 from autodiff._accel import batching as accel_batching
+from autodiff._accel import elementwise as accel_elementwise
 from autodiff._accel import record as accel_record
 from autodiff._accel import reductions as accel_reductions
 from autodiff.numpy import _batch_ops, _named
@@ -41,6 +43,7 @@ def test_the_switch_installs_exactly_when_not_reference():
     assert (_named.sumsq.fun is _named._sumsq) == REFERENCE
     assert (accel_reductions.lookup(autodiff.sumsq) is None) == REFERENCE
     assert (_batch_ops.batched_outer is accel_batching.batched_outer_fast) != REFERENCE
+    assert (anp.tanh.fun is accel_elementwise.tanh) != REFERENCE
 
 
 # --- the unrolled recording --------------------------------------------------------------------------------
@@ -235,3 +238,53 @@ def test_per_example_weight_gradients_with_and_without_the_pooled_outer_product(
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-12)
     np.testing.assert_allclose(got[0], [grad(loss)(w, x) for x in xs], rtol=1e-12)
+
+
+# --- float64 tanh on a kernel ------------------------------------------------------------------------------
+
+
+def _tanh_inputs():
+    """Every regime of the kernel: both branches and their boundary (|x| = 0.55), signed zeros, subnormals,
+    huge values, infinities and NaN, a Fortran-ordered and a strided array, beside standard normal values."""
+    rng = np.random.default_rng(0)
+    edges = np.array([0.0, -0.0, 5e-324, -5e-324, 1e-300, 1e-8, -1e-8, 0.55, -0.55, np.nextafter(0.55, 0), 0.549999,
+                      0.550001, 1.0, 19.0, 20.0, -25.0, 710.0, -1e308, np.inf, -np.inf, np.nan])
+    normal = rng.standard_normal(3000) * np.repeat([0.01, 0.3, 1.0, 3.0, 30.0], 600)
+    return {"edges": np.concatenate([edges] * 13), "normal": normal.reshape(60, 50),
+            "fortran": np.asfortranarray(normal.reshape(60, 50)), "strided": normal[::3]}
+
+
+@pytest.mark.parametrize("case", list(_tanh_inputs()))
+def test_the_tanh_kernel_equals_numpy_to_an_ulp_or_two(case):
+    from autodiff import _kernels
+
+    if _kernels.load_now("tanh_into") is None:
+        pytest.skip("numba kernels are off (AUTODIFF_KERNELS=numpy, NUMBA_DISABLE_JIT=1 or AUTODIFF_REFERENCE=1)")
+    x = _tanh_inputs()[case]
+    got, want = accel_elementwise.tanh(x), np.tanh(x)
+    assert got.shape == want.shape and got.dtype == want.dtype and x.size >= accel_elementwise.MIN_SIZE
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))  # -0.0 stays -0.0
+    ulps = np.abs(got - want) / np.spacing(np.maximum(np.abs(want), np.finfo(np.float64).tiny))
+    assert np.nanmax(ulps) <= 2, float(np.nanmax(ulps))
+
+
+@pytest.mark.parametrize("x", [np.ones(3), np.ones(300, np.float32), np.ones(300) + 0j, np.float64(2.0)],
+                         ids=["small", "float32", "complex", "scalar"])
+def test_tanh_leaves_what_the_kernel_does_not_take_to_numpy(x):
+    got = accel_elementwise.tanh(x)
+    assert type(got) is type(np.tanh(x)) and np.result_type(got) == np.result_type(np.tanh(x))
+    np.testing.assert_array_equal(got, np.tanh(x))
+    out = np.empty(400)
+    assert accel_elementwise.tanh(np.ones(400), out=out) is out  # out= is numpy's
+
+
+def test_tanh_through_the_kernel_differentiates_as_numpy_tanh_to_second_order(monkeypatch):
+    x = np.linspace(-2.0, 2.0, 600)
+    f = lambda x: anp.sum(anp.tanh(x) ** 3)  # noqa: E731
+    monkeypatch.setattr(anp.tanh, "fun", accel_elementwise.tanh)
+    fast = (f(x), grad(f)(x), grad(lambda x: anp.sum(grad(f)(x) ** 2))(x))
+    monkeypatch.setattr(anp.tanh, "fun", np.tanh)
+    plain = (f(x), grad(f)(x), grad(lambda x: anp.sum(grad(f)(x) ** 2))(x))
+    for a, b in zip(fast, plain):
+        np.testing.assert_allclose(a, b, rtol=1e-14, atol=1e-14)

@@ -22,7 +22,7 @@ def _arrays(shape, dtype, seed, n=1):
     return [rng.standard_normal(shape).astype(dtype) for _ in range(n)]
 
 
-FUSED = {"sumsq_double": (), "abssum_sign": (), "scale_into": (0.37,)}  # kernels that also write a gradient
+FUSED = {"sumsq_double": (), "abssum_sign": (), "scale_into": (0.37,), "tanh_into": ()}  # kernels writing an array
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

@@ -56,6 +56,7 @@ SWITCHES = [
     ("fused known reductions", lambda: _accel_reductions.lookup(anp.sumsq) is not None, lambda: True),
     ("fast collectors", lambda: _collect.parameters is not _collect.reference_parameters, lambda: True),
     ("pooled batched outer products", lambda: _batch_ops.batched_outer is not _batch_ops._batched_outer, lambda: True),
+    ("float64 tanh kernel", lambda: anp.tanh.fun is not np.tanh, lambda: True),
 ]
 
 

@@ -7,7 +7,8 @@ suite both ways).  ``AUTODIFF_ACCEL_OFF=record,backward`` (a comma-separated lis
 switches some off alone, to measure what each buys (``python -m bench.accelerations``): ``record`` (the
 unrolled recording), ``backward`` (the unrolled backward pass), ``reductions`` (fused model-wide reductions
 and the reductions' kernel forwards), ``batching`` (vmap's batched outer products in pooled buffers),
-``collectors`` (traversal's tight-loop collectors and compiled readers).
+``collectors`` (traversal's tight-loop collectors and compiled readers), ``elementwise`` (float64 ``tanh`` on a
+numba kernel).
 
 >>> isinstance(REFERENCE, bool), enabled("record") == (not REFERENCE and "record" not in OFF)
 (True, True)
