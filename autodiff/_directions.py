@@ -18,7 +18,7 @@ from ._batching import example_shape
 from ._calls import argnums_of
 from ._paths import dotted
 from ._traced import value_of
-from ._trees import leaves, rebuild_node, trainable_flags, transform
+from ._trees import leaves, rebuild_node, tangent_node, trainable_flags, transform
 
 
 def as_arguments(name, primals, tangents):
@@ -109,17 +109,19 @@ class Variables:
             trainable.update(path for (path, _), ok in zip(leaves(arg, (i,)), flags) if ok)
         return trainable
 
-    def as_gradient(self, per_variable):
+    def as_gradient(self, per_variable, zeros=zeros_like_primal):
         """Per-variable values placed as ``grad`` places gradients (design.md section 2): each at its variable's
         home (:meth:`homes`), ``None`` at a tie's other occurrences and where nothing arrived (a container all
-        ``None`` collapses), zeros for a bare argument nothing reached.  A tuple, one entry per primal."""
+        ``None`` collapses), and ``zeros(leaf)`` for a bare argument nothing reached.  A tuple, one per primal."""
         at = dict(zip(self.homes(), per_variable))
 
         def leaf_fn(path, leaf):
-            g = at.get(path)
-            return zeros_like_primal(leaf) if g is None and len(path) == 1 and is_differentiable(leaf) else g
+            if path not in at:
+                return None
+            g = at[path]
+            return zeros(leaf) if g is None and len(path) == 1 else g
 
-        return transform(self.primals, leaf_fn, _gradient_node)
+        return tuple(transform(p, leaf_fn, tangent_node, (i,)) for i, p in enumerate(self.primals))
 
     def substitute(self, xs):
         """The primals with variable ``v`` replaced by ``xs[v]`` at every position that holds it."""
@@ -165,13 +167,6 @@ class Variables:
             elif t is not directions[v]:
                 raise _tie_error(name, first[v], path, bare)
         return directions
-
-
-def _gradient_node(path, x, node, keys, results):
-    """A container of the gradient: the tuple of arguments itself, else its tangent (``None`` when all are)."""
-    if not path:
-        return node.rebuild(x, results)
-    return node.tangent(x, keys, results) if any(r is not None for r in results) else None
 
 
 def _sum(x):

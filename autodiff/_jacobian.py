@@ -23,7 +23,7 @@ from ._forward import dual, open_pushforward
 from ._higher import materialise
 from ._traced import Traced, value_of
 from ._transforms import grad
-from ._trees import leaves, transform
+from ._trees import leaves, tangent_node, transform
 from ._vjp import vjp
 from ._vmap import vmap
 
@@ -102,7 +102,7 @@ def _joined(primal, chunks, out_shape):
                                else g for k, g in enumerate(got)]) if len(got) > 1 else got[0]
         return _ops.reshape(rows, out_shape + example_shape(rows)[1:])
 
-    return transform(primal, block, _tangent_node)
+    return transform(primal, block, tangent_node)
 
 
 def _rows_of(by_path, k):
@@ -136,15 +136,7 @@ def _stack(primal, rows, out_shape, size):
         got = [np.zeros(leaf_shape, dtype) if g is None else g for g in got]
         return _ops.reshape(_ops.stack(got), out_shape + leaf_shape)
 
-    return transform(primal, block, _tangent_node)
-
-
-def _tangent_node(path, x, node, keys, results):
-    """The structural tangent of ``x``; ``None`` when every child is ``None`` (as in ``grad``)."""
-    if all(r is None for r in results):
-        return None
-    return node.tangent(x, keys, results)
-
+    return transform(primal, block, tangent_node)
 
 
 def hessian(f, argnums=0):
@@ -250,17 +242,8 @@ def _blocks(variables, columns, j, out_leaf):
         return None
     shape, dtype = example_shape(out_leaf), _dtype(out_leaf)
     blocks = [_block([c[j] for c in cols], shape, dtype, variables.leaves[v]) for v, cols in enumerate(columns)]
-    first = {path: v for v, path in enumerate(variables.homes())}
-
-    def block(path, leaf):
-        v = first.get(path)
-        if v is None:
-            return None
-        if blocks[v] is None and len(path) == 1:  # a bare argument always gets an array, as in grad
-            return np.zeros(shape + example_shape(leaf), dtype)
-        return blocks[v]
-
-    return tuple(transform(p, block, _tangent_node, (i,)) for i, p in enumerate(variables.primals))
+    # a bare argument always gets an array, as in grad
+    return variables.as_gradient(blocks, zeros=lambda leaf: np.zeros(shape + example_shape(leaf), dtype))
 
 
 def _block(tangents, out_shape, dtype, leaf):

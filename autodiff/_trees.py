@@ -54,6 +54,14 @@ def rebuild_node(path, x, node, keys, results):
     return node.rebuild(x, results)
 
 
+def tangent_node(path, x, node, keys, results):
+    """A ``transform`` node function building structural tangents: ``x``'s tangent with these children, ``None``
+    when every child is ``None`` (as in ``grad``)."""
+    if all(r is None for r in results):
+        return None
+    return node.tangent(x, keys, results)
+
+
 def leaves(root, path=()):
     """``[(path, leaf), ...]`` in traversal order, duplicates kept."""
     out = []

@@ -187,7 +187,6 @@ def test_second_order_through_compiled_layouts_matches_generic_walks(monkeypatch
     assert first["scale"] == again["scale"] and first["layers"][1].bias is None
 
 
-
 def test_a_traceback_through_a_compiled_layout_shows_the_generated_line():
     import traceback
 

@@ -9,16 +9,11 @@ on a real parametrisation ``x + 1j y`` of a complex input.
 
 import numpy as np
 import pytest
+from oracle import needs_torch, torch
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import gradcheck
-
-try:
-    import torch
-except ImportError:  # torch is the oracle: only the tests that read it skip
-    torch = None
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is the oracle; pip install -e '.[test]'")
 
 RNG = np.random.default_rng(13)
 
@@ -296,7 +291,6 @@ def test_norm_dispatches_matrix_norms(ord):
     np.testing.assert_allclose(anp.linalg.norm(b, ord, axis=(2, 1), keepdims=True),
                                np.linalg.norm(b, ord, axis=(2, 1), keepdims=True))
     assert autodiff.gradcheck(lambda x: anp.linalg.norm(x, ord), a, order=2)
-
 
 
 # --- eigh at complex Hermitian input ---------------------------------------------------------------------------
