@@ -14,16 +14,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from op_table import OPS
+from oracle import needs_torch, torch
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, gradcheck, holomorphic_grad
-
-try:
-    import torch
-except ImportError:  # torch is the oracle: only the tests that read it skip
-    torch = None
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is the oracle; pip install -e '.[test]'")
 
 SETTINGS = settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck),
                     derandomize=bool(os.environ.get("CI")))

@@ -6,16 +6,11 @@ gradients, ``gradcheck`` at order 2; the op table checks generated shapes.
 
 import numpy as np
 import pytest
+from oracle import needs_torch, torch
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import gradcheck
-
-try:
-    import torch
-except ImportError:  # torch is the oracle: only the tests that read it skip
-    torch = None
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is the oracle; pip install -e '.[test]'")
 
 
 def _torch_grads(f, *arrays):

@@ -2,17 +2,12 @@
 
 import numpy as np
 import pytest
+from oracle import needs_torch, torch
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import ggnvp, hvp
 from autodiff.nn import functional as F
-
-try:
-    import torch
-except ImportError:  # torch is the oracle: only the tests that read it skip
-    torch = None
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is the oracle; pip install -e '.[test]'")
 
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")  # torch.func
 

@@ -6,18 +6,13 @@ scalar) and PyTorch.  Each test failed before its fix; the issue lists the value
 
 import numpy as np
 import pytest
+from oracle import needs_torch, torch
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, gradcheck, hessian, hvp, jvp
 from autodiff.nn import functional as F
 from autodiff.numpy import _elementwise as E
-
-try:
-    import torch
-except ImportError:  # torch is the oracle: only the tests that read it skip
-    torch = None
-needs_torch = pytest.mark.skipif(torch is None, reason="torch is the oracle; pip install -e '.[test]'")
 
 
 def _central(f, t, eps=1e-6):
