@@ -45,13 +45,13 @@ def _im2col_loop(xv, kh, kw, stride, pad, out):
             hi = oh * stride - pad + i
             for j in range(kw):
                 wj = ow * stride - pad + j
-                to = out[r, i * kw + j::kk]  # 1-D views on both sides: a simple strided copy loop
+                at = i * kw + j  # plain indices: a 1-D view per (r, i, j) cost more than the copy with few channels
                 if 0 <= hi < h_ and 0 <= wj < w_:
-                    src = xv[n, hi, wj]
                     for c in range(c_):
-                        to[c] = src[c]
+                        out[r, c * kk + at] = xv[n, hi, wj, c]
                 else:
-                    to[:] = 0
+                    for c in range(c_):
+                        out[r, c * kk + at] = 0
 
 
 def _im2col_planes_loop(x, kh, kw, stride, pad, out):
@@ -87,9 +87,8 @@ def _col2im_loop(cols, kh, kw, stride, pad, out):
             for j in range(kw):
                 wj = ow * stride - pad + j
                 if 0 <= hi < h_ and 0 <= wj < w_:
-                    to, src = out[n, hi, wj], cols[r, i * kw + j::kk]
                     for c in range(c_):
-                        to[c] += src[c]
+                        out[n, hi, wj, c] += cols[r, c * kk + i * kw + j]
 
 
 def _window_signature(source_ndim, target_ndim):
@@ -121,7 +120,8 @@ def col2im_reference(cols, shape, kh, kw, stride, padding):
 
 
 def _im2col(x, kh, kw, stride, padding):
-    planes = type(x) is np.ndarray and x.strides[3] == x.itemsize and not nhwc(x).flags.c_contiguous
+    planes = type(x) is np.ndarray and x.strides[3] == x.itemsize and (
+        x.shape[1] == 1 or not nhwc(x).flags.c_contiguous)  # one channel: its runs are the window rows
     k = (IM2COL_PLANES if planes else IM2COL).compiled(np.result_type(x))  # loop along the contiguous axis
     if k is None or type(x) is not np.ndarray:
         return im2col_reference(x, kh, kw, stride, padding)
