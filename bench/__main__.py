@@ -166,7 +166,9 @@ def main(argv=None):
 
 
 def _explain(rows, extra):
-    print(f"ours/ref: the median over A/B rounds of ours / the faster torch setting (starred), or / the floor; "
+    ours = "ours (at its faster setting, starred, where it also ran at one thread)" if any(
+        r.ours1 is not None for r in rows) else "ours"
+    print(f"ours/ref: the median over A/B rounds of {ours} / the faster torch setting (starred), or / the floor; "
           f"bands: the median's 95% interval, at least ±5% (bench/README.md); "
           f"{extra['unsettled_batches']} batches started before the threads had gone idle")
     watched = [r.others for r in rows if r.others is not None]

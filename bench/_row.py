@@ -19,12 +19,14 @@ from ._timing import ONE_THREAD
 class Row:
     """Times are seconds per call (``unit="s"``) or megabytes (``unit="MB"``).  ``value`` is the number the goal
     judges, ``band`` its spread (see ``bench._stats``), ``ratio`` the median per-round ours / the faster torch
-    (or / the floor without torch).  ``goal_at`` is the ``ours`` at which the goal is exactly met, for the chart;
-    left ``None``, it is taken as proportional (``ours * goal / value``), true of every ratio and every scaled
-    time.  ``others`` is the cores other processes used meanwhile; ``noisy`` rows are never judged."""
+    (or / the floor without torch), each side at its faster setting where its one-thread twin ran.
+    ``goal_at`` is the ``ours`` at which the goal is exactly met, for the chart; left ``None``, it is taken as
+    proportional (``ours * goal / value``), true of every ratio and every scaled time.  ``others`` is the cores
+    other processes used meanwhile; ``noisy`` rows are never judged."""
 
     suite: str
     ours: float = None
+    ours1: float = None  # ours at one thread, where the suite raced that twin (bench._timing.ours_one_thread)
     torch: float = None
     torch1: float = None
     floor: float = None
@@ -52,6 +54,15 @@ class Row:
         return judge(self.goal, self.band or (self.value, self.value), self.at_least)
 
     @property
+    def faster_ours(self):
+        """``"ours@1"`` where ours's one-thread twin ran and was faster, else ``"ours"``."""
+        return "ours" + ONE_THREAD if self.ours1 is not None and self.ours1 < self.ours else "ours"
+
+    @property
+    def best_ours(self):
+        return self.ours1 if self.faster_ours == "ours" + ONE_THREAD else self.ours
+
+    @property
     def faster_torch(self):
         """Which torch setting was faster: ``"torch"`` (its default threads) or ``"torch@1"``."""
         if self.torch1 is not None and (self.torch is None or self.torch1 < self.torch):
@@ -67,8 +78,8 @@ class Row:
         """The ``ours`` at which the goal is exactly met (``goal_at``, or proportional), or ``None``."""
         if self.goal_at is not None or self.goal is None:
             return self.goal_at
-        if self.ours and self.value:
-            return self.ours * self.goal / self.value
+        if self.best_ours and self.value:
+            return self.best_ours * self.goal / self.value
         return None
 
 
@@ -79,7 +90,7 @@ def record(row, rounds, value=("ours", "torch"), scale=1.0, ours="ours"):
     setting when it names a torch lane) or one lane (its per-round times); either times ``scale``.  ``ours``
     names the lane shown as ours.  A value whose lanes did not run (no torch) stays ``None``.
     """
-    row.ours = rounds.median(ours)
+    row.ours, row.ours1 = rounds.median(ours), rounds.median(ours + ONE_THREAD)
     row.torch, row.torch1 = rounds.median("torch"), rounds.median("torch" + ONE_THREAD)
     row.floor = rounds.median("floor")
     reference = next((name for name in ("torch", "floor") if name in rounds.times), None)

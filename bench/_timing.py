@@ -3,7 +3,9 @@
 ``ctx.race({"ours": f, "torch": g, "floor": h})`` times the contenders (*lanes*) in alternating rounds: round
 1 runs ours, torch, torch with one thread, floor; round 2 runs them in the reverse order; and so on.  Every
 lane that is torch's gets a twin run with ``torch.set_num_threads(1)`` (restored after its batch), so each
-comparison can take the faster torch setting measured under the same conditions.  A slow stretch of the
+comparison can take the faster torch setting measured under the same conditions.  A suite may race ours's
+twin too (``ours_one_thread``: numpy's BLAS and autodiff's kernel thread at one), and the comparison then
+takes the faster setting on each side.  A slow stretch of the
 machine then slows every lane of a round, and the per-round *ratios* (``Rounds.per_round``) cancel it.
 
 Before each timed batch the race waits until this process's threads are idle (:func:`settle`): OpenBLAS's
@@ -21,7 +23,7 @@ import numpy as np
 
 from . import _noise
 
-ONE_THREAD = "@1"  # suffix of a torch lane's one-thread twin: "torch" and "torch@1"
+ONE_THREAD = "@1"  # suffix of a lane's one-thread twin: "torch" and "torch@1", "ours" and "ours@1"
 
 
 @dataclass(frozen=True)
@@ -78,6 +80,36 @@ def torch_threads(torch, n):
         yield
     finally:
         torch.set_num_threads(previous)
+
+
+@contextlib.contextmanager
+def own_threads(n):
+    """Ours at ``n`` threads: numpy's BLAS (through ``threadpoolctl``) and autodiff's kernel thread, restored
+    after.  Only numpy's BLAS library is limited: another library's (scipy's, which ARPACK calls) is the
+    user's program's, shared by every lane alike."""
+    from threadpoolctl import ThreadpoolController
+
+    from autodiff import _parallel
+
+    controller = ThreadpoolController()
+    numpy_blas = controller.select(filepath=[lib.filepath for lib in controller.lib_controllers
+                                             if "numpy" in lib.filepath])
+    previous = _parallel.set_threads(n)
+    try:
+        with numpy_blas.limit(limits=n):
+            yield
+    finally:
+        _parallel.set_threads(previous)
+
+
+def ours_one_thread(fn):
+    """The lane ``"ours@1"``: ``fn`` under :func:`own_threads` (1), the twin of a torch lane's one-thread run;
+    ``None`` without ``threadpoolctl``."""
+    try:
+        import threadpoolctl  # noqa: F401
+    except ImportError:
+        return None
+    return Lane("ours" + ONE_THREAD, fn, lambda: own_threads(1))
 
 
 def lanes(contenders, torch):
@@ -145,8 +177,9 @@ class Rounds:
         return name
 
     def per_round(self, a, b, scale=1.0):
-        """``scale * a / b`` in each round, with ``b`` the faster of a torch lane and its twin."""
-        b = self.fastest(b)
+        """``scale * a / b`` in each round, each the faster of its lane and that lane's one-thread twin (when
+        there is one: every torch lane, and ours where a suite races ``ours@1``)."""
+        a, b = self.fastest(a), self.fastest(b)
         return [scale * x / y for x, y in zip(self.times[a], self.times[b])]
 
 

@@ -35,7 +35,8 @@ def _ours(row):
     something that is not a time (a bandwidth ratio)."""
     previous = row.previous or {}
     if row.ours is not None:
-        return row.ours, amount(row.ours, row.unit), row.threshold, previous.get("ours")
+        one = " (1 thread)" if row.faster_ours == "ours@1" else ""
+        return row.best_ours, amount(row.best_ours, row.unit) + one, row.threshold, previous.get("ours")
     text = f"{row.value:.3g}" if row.value is not None else ""
     return row.value, text, row.goal, previous.get("value")
 

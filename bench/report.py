@@ -63,10 +63,20 @@ def change(row):
     return f"{shown} ({(now - then) / then:+.0%})" if then else shown
 
 
+def _ours_cells(row, twins):
+    """ours's time, and with ``twins`` its one-thread time, the faster starred when both ran."""
+    if not twins:
+        return [amount(row.ours, row.unit)]
+    star = lambda which: "*" if row.ours1 is not None and row.faster_ours == which else ""  # noqa: E731
+    return [amount(row.ours, row.unit) + star("ours"), amount(row.ours1, row.unit) + star("ours@1")]
+
+
 def table(rows):
     compare = any(r.previous is not None for r in rows)
-    head = ["suite", "ours", "torch", "torch 1 thread", "floor", "ours/ref", "goal", "verdict"]
-    lines = [[r.suite, amount(r.ours, r.unit), _torch_cell(r, "torch"), _torch_cell(r, "torch@1"),
+    twins = any(r.ours1 is not None for r in rows)  # a suite raced ours at one thread too
+    head = ["suite", "ours"] + ["ours 1 thread"] * twins + ["torch", "torch 1 thread", "floor", "ours/ref", "goal",
+                                                             "verdict"]
+    lines = [[r.suite, *_ours_cells(r, twins), _torch_cell(r, "torch"), _torch_cell(r, "torch@1"),
               amount(r.floor, r.unit), f"{r.ratio:.2f}" if r.ratio is not None else "—", _goal(r),
               VERDICTS[r.verdict]] for r in rows]
     if compare:
@@ -124,7 +134,7 @@ def _numpy_blas():
 
 def row_dict(row):
     data = {f.name: getattr(row, f.name) for f in dataclasses.fields(row) if f.name != "previous"}
-    return {**data, "verdict": row.verdict, "faster_torch": row.faster_torch}
+    return {**data, "verdict": row.verdict, "faster_torch": row.faster_torch, "faster_ours": row.faster_ours}
 
 
 def write_json(rows, facts, extra, path=None):

@@ -78,6 +78,32 @@ def test_a_race_alternates_the_order_and_runs_torchs_twin_on_one_thread_then_res
     assert [lane.name for lane in lanes({"torch": print}, None)] == ["torch"]  # no twin without torch
 
 
+def test_ours_one_thread_twin_limits_numpys_blas_and_our_kernel_thread_then_restores_both():
+    threadpoolctl = pytest.importorskip("threadpoolctl", reason="the twin needs threadpoolctl (the test extra has it)")
+    from autodiff import _parallel
+    from bench._timing import ours_one_thread
+
+    def numpy_blas_threads():
+        return [lib["num_threads"] for lib in threadpoolctl.threadpool_info() if "numpy" in lib["filepath"]]
+
+    before, kernel_threads, seen = numpy_blas_threads(), _parallel._threads, []
+    twin = ours_one_thread(lambda: seen.append((numpy_blas_threads(), _parallel._threads)))
+    rounds = Context(mode="smoke").race({"ours": lambda: None, twin.name: twin})
+    assert twin.name == "ours@1" and set(rounds.times) == {"ours", "ours@1"}
+    assert seen and all(blas == [1] * len(before) and kernels == 1 for blas, kernels in seen)
+    assert numpy_blas_threads() == before and _parallel._threads == kernel_threads
+
+
+def test_with_ours_twin_each_side_is_judged_at_its_faster_setting():
+    rounds = Rounds({"ours": [4.0, 4.0, 4.0], "ours@1": [2.0, 1.0, 3.0], "torch": [8.0, 8.0, 8.0],
+                     "torch@1": [4.0, 4.0, 4.0]})
+    row = record(Row("r", goal=1.0), rounds)
+    assert (row.ours, row.ours1, row.faster_ours, row.best_ours) == (4.0, 2.0, "ours@1", 2.0)
+    assert row.ratio == pytest.approx(0.5) and row.value == pytest.approx(0.5)  # per round 0.5, 0.25, 0.75
+    lines = report.table([row]).splitlines()
+    assert "ours 1 thread" in lines[0] and "2 s*" in lines[2] and "4 s*" in lines[2]
+    assert "ours 1 thread" not in report.table([record(Row("q"), Rounds({"ours": [1.0], "torch": [1.0]}))])
+
 def test_calibration_does_not_take_a_slow_first_call_for_the_steady_cost():
     first = []
 
