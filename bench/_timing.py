@@ -15,7 +15,9 @@ a busy core.  The garbage collector is paused during a race, as ``timeit`` does,
 
 import contextlib
 import gc
+import os
 import statistics
+import threading
 import time
 from dataclasses import dataclass, field
 
@@ -46,20 +48,48 @@ MODES = {
 
 
 def settle(window=0.002, quiet=0.1, timeout=0.25):
-    """Sleep until this process's threads are idle; ``False`` if they never were within ``timeout`` seconds.
+    """Sleep until this process's other threads are idle; ``False`` if they never were within ``timeout`` s.
 
-    Idle: a ``window`` of wall time in which all threads together used less than ``quiet`` of one core
-    (``time.process_time`` counts every thread, to the nanosecond).  A spinning worker uses a whole core,
-    so one quiet window means it has gone to sleep.
+    Idle: none of them is running (state ``R`` in ``/proc/self/task/*/stat``).  A worker spinning after a
+    parallel call (OpenBLAS's spins about 0.1 s here) is running all the while; a sleeping one is not.
+    Without ``/proc``: a ``window`` of wall time in which all threads together used under ``quiet`` of a
+    core.  That reading is the fallback only: ``time.process_time`` counts another core's running thread
+    at the scheduler's tick (4 ms here), so a 2 ms window missed a spinning worker about half the time,
+    and the lane after it ran beside it (up to twice as slow).
     """
     deadline = time.perf_counter() + timeout
     while True:
-        cpu, wall = time.process_time(), time.perf_counter()
-        time.sleep(window)
-        if time.process_time() - cpu < quiet * (time.perf_counter() - wall):
+        running = others_running()
+        if running == 0:
             return True
+        if running is None:
+            cpu, wall = time.process_time(), time.perf_counter()
+            time.sleep(window)
+            if time.process_time() - cpu < quiet * (time.perf_counter() - wall):
+                return True
+        else:
+            time.sleep(window)
         if time.perf_counter() > deadline:
             return False
+
+
+def others_running():
+    """How many of this process's threads, other than the caller, are running now; ``None`` without ``/proc``."""
+    me = str(threading.get_native_id())
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return None
+    running = 0
+    for tid in tids:
+        if tid == me:
+            continue
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                running += f.read().rsplit(")", 1)[1].split()[0] == "R"
+        except (OSError, IndexError):
+            continue  # the thread ended meanwhile
+    return running
 
 
 @dataclass
@@ -226,18 +256,25 @@ class Context:
                                f"shapes {a.shape} and {b.shape}); nothing was timed")
 
     def race(self, contenders, per=1):
-        """:class:`Rounds` of ``contenders`` (``{name: fn or Lane}``), each time divided by ``per``."""
+        """:class:`Rounds` of ``contenders`` (``{name: fn or Lane}``), each time divided by ``per``.
+
+        As many rounds as fit the mode's budget (within its bounds), judged by the first round's wall time,
+        which counts the waits for other lanes' threads to go idle (0.13 s after each OpenBLAS call here).
+        """
         racing, s = lanes(contenders, self.torch), self.settings
         with gc_paused(), _noise.Watch(self.load) as watch:  # calibration too: a longer window reads truer
-            calls = {lane.name: calibrate(lane, s.min_batch) for lane in racing}
-            round_cost = sum(n * t + 0.003 for n, t in calls.values())
-            count = max(s.min_rounds, min(s.rounds, int(s.budget / max(round_cost, 1e-9))))
+            calls = {lane.name: calibrate(lane, s.min_batch)[0] for lane in racing}
             times, unsettled = {lane.name: [] for lane in racing}, 0
-            for r in range(count):
+            start, r, count = time.perf_counter(), 0, s.min_rounds
+            while r < count:
                 for lane in (racing if r % 2 == 0 else racing[::-1]):
-                    seconds, settled = batch(lane, calls[lane.name][0])
+                    seconds, settled = batch(lane, calls[lane.name])
                     times[lane.name].append(seconds / per)
                     unsettled += not settled
+                if r == 0:
+                    round_cost = time.perf_counter() - start
+                    count = max(s.min_rounds, min(s.rounds, int(s.budget / max(round_cost, 1e-9))))
+                r += 1
         self.unsettled.append(unsettled)
         return Rounds(times, watch.result, unsettled)
 

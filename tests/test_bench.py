@@ -15,9 +15,9 @@ import numpy as np
 import pytest
 
 from bench import __main__ as runner
-from bench import _fresh, _noise, _stats, chart, kernels, memory, mlp, overhead, report
+from bench import _fresh, _noise, _stats, _timing, chart, kernels, memory, mlp, overhead, report
 from bench._row import Row, absorb, record
-from bench._timing import Context, Lane, Mismatch, Rounds, calibrate, lanes, settle, try_torch
+from bench._timing import Context, Lane, Mismatch, Rounds, calibrate, lanes, others_running, settle, try_torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -131,10 +131,30 @@ def test_settle_waits_for_a_spinning_thread_and_gives_up_after_its_timeout():
         start = time.perf_counter()
         assert not settle(window=0.02, timeout=0.1)  # long windows: the spinner runs even on a loaded machine
         assert time.perf_counter() - start >= 0.1
+        if others_running() is not None:  # with /proc: the spinner is seen running, whatever the tick
+            assert all(others_running() >= 1 for _ in range(20))
     finally:
         stop.set()
         busy.join()
     assert settle()
+    if others_running() is not None:
+        sleeper = threading.Thread(target=stop.wait, args=(5,))
+        stop.clear()
+        sleeper.start()
+        try:
+            assert settle() and others_running() == 0  # a sleeping thread is idle
+        finally:
+            stop.set()
+            sleeper.join()
+
+
+def test_a_race_takes_as_many_rounds_as_its_budget_allows_counting_the_waits_between_lanes(monkeypatch):
+    monkeypatch.setitem(_timing.MODES, "smoke", _timing.Settings(rounds=9, min_rounds=3, budget=0.5, min_batch=0))
+    waits = iter([0.1] * 1000)
+    real_settle = _timing.settle
+    monkeypatch.setattr(_timing, "settle", lambda: time.sleep(next(waits)) or real_settle())
+    rounds = Context(mode="smoke").race({"ours": lambda: None, "floor": lambda: None})
+    assert [len(t) for t in rounds.times.values()] == [3, 3]  # a round costs 0.2 s of waits: 0.5 s buys 2, min 3
 
 
 # ---- NOISY rows --------------------------------------------------------------------------------------------
