@@ -47,19 +47,20 @@ MODES = {
 }
 
 
-def settle(window=0.002, quiet=0.1, timeout=0.25):
+def settle(window=0.002, quiet=0.1, timeout=0.25, own=frozenset()):
     """Sleep until this process's other threads are idle; ``False`` if they never were within ``timeout`` s.
 
-    Idle: none of them is running (state ``R`` in ``/proc/self/task/*/stat``).  A worker spinning after a
-    parallel call (OpenBLAS's spins about 0.1 s here) is running all the while; a sleeping one is not.
-    Without ``/proc``: a ``window`` of wall time in which all threads together used under ``quiet`` of a
-    core.  That reading is the fallback only: ``time.process_time`` counts another core's running thread
-    at the scheduler's tick (4 ms here), so a 2 ms window missed a spinning worker about half the time,
-    and the lane after it ran beside it (up to twice as slow).
+    Idle: none of them is running (state ``R`` in ``/proc/self/task/*/stat``), but for the thread ids in
+    ``own``, the timed lane's own workers (:func:`calibrate` learns them), which spin between its calls in
+    a loop anyway.  A worker spinning after a parallel call (OpenBLAS's spins about 0.13 s here) is running
+    all the while; a sleeping one is not.  Without ``/proc``: a ``window`` of wall time in which all threads
+    together used under ``quiet`` of a core.  That reading is the fallback only: ``time.process_time``
+    counts another core's running thread at the scheduler's tick (4 ms here), so a 2 ms window missed a
+    spinning worker about half the time, and the lane after it ran beside it (up to twice as slow).
     """
     deadline = time.perf_counter() + timeout
     while True:
-        running = others_running()
+        running = others_running(own)
         if running == 0:
             return True
         if running is None:
@@ -73,16 +74,24 @@ def settle(window=0.002, quiet=0.1, timeout=0.25):
             return False
 
 
-def others_running():
-    """How many of this process's threads, other than the caller, are running now; ``None`` without ``/proc``."""
+def _threads():
+    """The ids of this process's threads other than the caller, or ``None`` without ``/proc``."""
     me = str(threading.get_native_id())
     try:
-        tids = os.listdir("/proc/self/task")
+        return [tid for tid in os.listdir("/proc/self/task") if tid != me]
     except OSError:
+        return None
+
+
+def others_running(own=frozenset()):
+    """How many of this process's threads, other than the caller and ``own``, are running now; ``None``
+    without ``/proc``."""
+    tids = _threads()
+    if tids is None:
         return None
     running = 0
     for tid in tids:
-        if tid == me:
+        if tid in own:
             continue
         try:
             with open(f"/proc/self/task/{tid}/stat") as f:
@@ -92,14 +101,28 @@ def others_running():
     return running
 
 
+def thread_cpu():
+    """``{thread id: nanoseconds on a CPU}`` of this process's other threads (``{}`` without ``/proc``)."""
+    out = {}
+    for tid in _threads() or ():
+        try:
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                out[tid] = int(f.read().split()[0])
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
 @dataclass
 class Lane:
     """A contender: ``fn`` is timed; ``around`` (a context-manager factory) is entered around each batch,
-    untimed, to switch a setting such as a thread count."""
+    untimed, to switch a setting such as a thread count.  ``own`` holds the ids of the worker threads its
+    calls ran on (learnt by :func:`calibrate`): a batch does not wait for those to go idle."""
 
     name: str
     fn: object
     around: object = contextlib.nullcontext
+    own: frozenset = frozenset()
 
 
 @contextlib.contextmanager
@@ -157,7 +180,7 @@ def lanes(contenders, torch):
 def batch(lane, calls):
     """``(seconds per call, whether the threads had settled)`` of ``calls`` back-to-back calls."""
     with lane.around():
-        settled = settle()
+        settled = settle(own=lane.own)
         start = time.perf_counter()
         for _ in range(calls):
             lane.fn()
@@ -167,12 +190,18 @@ def batch(lane, calls):
 def calibrate(lane, min_batch):
     """``(calls, seconds per call)``: how many calls make a batch at least ``min_batch`` long, after a warm-up
     call (which compiles anything lazy, so it is not the one measured).  A call longer than ``min_batch`` is its
-    own batch."""
+    own batch.  Sets ``lane.own``: the threads that ran during these batches, each started with every other
+    thread idle, so the lane's own workers (numpy's BLAS for ours and the floor, torch's OpenMP for torch)."""
+    with lane.around():
+        settle()  # every other thread idle before counting: what runs from here on is the lane's
+    before = thread_cpu()
     batch(lane, 1)
     calls, elapsed = 1, batch(lane, 1)[0]
     while elapsed * calls < min_batch:
         calls = max(2 * calls, int(1.2 * min_batch / max(elapsed, 1e-9)))
         elapsed = batch(lane, calls)[0]
+    after = thread_cpu()
+    lane.own = frozenset(tid for tid, ns in after.items() if ns > before.get(tid, 0))
     return calls, elapsed
 
 

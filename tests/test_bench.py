@@ -3,6 +3,7 @@
 
 Nothing here measures speed: timings come from synthetic rounds or from ``--smoke`` runs."""
 
+import functools
 import json
 import os
 import subprocess
@@ -115,6 +116,17 @@ def test_calibration_does_not_take_a_slow_first_call_for_the_steady_cost():
     assert calls > 100 and per_call < 1e-4 and calls * per_call >= 0.005
 
 
+@functools.cache
+def _unsorted():
+    return np.random.default_rng(0).standard_normal(8_000_000)
+
+
+def _spin():
+    """About 0.3 s of one core with the GIL released (a thread holding the GIL would show as waiting for it,
+    not running, whenever the test's thread read its state), as a BLAS worker spins."""
+    np.sort(_unsorted())
+
+
 def test_settle_waits_for_a_spinning_thread_and_gives_up_after_its_timeout():
     import threading
 
@@ -123,7 +135,7 @@ def test_settle_waits_for_a_spinning_thread_and_gives_up_after_its_timeout():
 
     def spin():
         while not stop.is_set():
-            pass
+            _spin()
 
     busy = threading.Thread(target=spin)
     busy.start()
@@ -148,11 +160,40 @@ def test_settle_waits_for_a_spinning_thread_and_gives_up_after_its_timeout():
             sleeper.join()
 
 
+def test_a_lane_learns_its_own_spinning_worker_and_only_other_lanes_wait_for_it():
+    import threading
+
+    if others_running() is None:
+        pytest.skip("thread states come from /proc, which this system lacks")
+    go, stop, tid = threading.Event(), threading.Event(), []
+
+    def worker():  # a BLAS-like pool of one: works when asked, then spins (a long sort, the GIL released)
+        tid.append(str(threading.get_native_id()))
+        while not stop.is_set():
+            if go.wait(0.01):
+                go.clear()
+                _spin()
+
+    thread = threading.Thread(target=worker, daemon=True)
+    thread.start()
+    try:
+        lane = Lane("pooled", go.set)
+        calibrate(lane, min_batch=0)
+        assert tid[0] in lane.own  # it ran during the lane's batches
+        go.set()
+        time.sleep(0.02)
+        assert others_running() >= 1 and others_running(lane.own) == 0  # spinning, but its own lane's
+        assert settle(own=lane.own) and not settle(timeout=0.05)  # so only another lane waits for it
+        assert settle(timeout=5.0)  # and it goes to sleep
+    finally:
+        stop.set()
+        thread.join()
+
 def test_a_race_takes_as_many_rounds_as_its_budget_allows_counting_the_waits_between_lanes(monkeypatch):
     monkeypatch.setitem(_timing.MODES, "smoke", _timing.Settings(rounds=9, min_rounds=3, budget=0.5, min_batch=0))
     waits = iter([0.1] * 1000)
     real_settle = _timing.settle
-    monkeypatch.setattr(_timing, "settle", lambda: time.sleep(next(waits)) or real_settle())
+    monkeypatch.setattr(_timing, "settle", lambda **kw: time.sleep(next(waits)) or real_settle(**kw))
     rounds = Context(mode="smoke").race({"ours": lambda: None, "floor": lambda: None})
     assert [len(t) for t in rounds.times.values()] == [3, 3]  # a round costs 0.2 s of waits: 0.5 s buys 2, min 3
 
