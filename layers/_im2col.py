@@ -6,8 +6,9 @@ column per ``(c, i, j)`` (the layout of torch's weight, so the weight needs no
 copy), zeros where a window reaches into the padding.  It reads ``x``
 through its strides (any layout) and writes each row once: no padded copy, no
 window view, no transposing reshape.  It loops along whichever axis is
-contiguous: the channels for channels-last memory, each window row for NCHW
-memory (the images a network starts from, with few channels).  ``col2im(cols, shape, ...)`` is its
+contiguous: the channels for channels-last memory (with plain indices below
+``FEW`` channels), each window row for NCHW memory (the images a network
+starts from, with few channels).  ``col2im(cols, shape, ...)`` is its
 adjoint: every entry of ``cols`` added back where it came from, in one pass,
 into a channels-last result.  Both are linear, so each one's pullback is the
 other and each one's pushforward is itself.  Large calls are cut into groups
@@ -45,7 +46,29 @@ def _im2col_loop(xv, kh, kw, stride, pad, out):
             hi = oh * stride - pad + i
             for j in range(kw):
                 wj = ow * stride - pad + j
-                at = i * kw + j  # plain indices: a 1-D view per (r, i, j) cost more than the copy with few channels
+                to = out[r, i * kw + j::kk]  # 1-D views on both sides: a simple strided copy loop
+                if 0 <= hi < h_ and 0 <= wj < w_:
+                    src = xv[n, hi, wj]
+                    for c in range(c_):
+                        to[c] = src[c]
+                else:
+                    to[:] = 0
+
+
+def _im2col_few_loop(xv, kh, kw, stride, pad, out):
+    """:func:`_im2col_loop` with plain indices, for few channels (under ``FEW``): there a 1-D view per
+    ``(row, i, j)`` costs more than the copy it makes simple (a 3x3 conv over 8 channels at 8x8: 168 -> 56 us)."""
+    n_, h_, w_, c_ = xv.shape
+    ho = (h_ + 2 * pad - kh) // stride + 1
+    wo = (w_ + 2 * pad - kw) // stride + 1
+    kk = kh * kw
+    for r in range(n_ * ho * wo):  # the rows (n, oh, ow) in order
+        n, oh, ow = r // (ho * wo), r // wo % ho, r % wo
+        for i in range(kh):
+            hi = oh * stride - pad + i
+            for j in range(kw):
+                wj = ow * stride - pad + j
+                at = i * kw + j
                 if 0 <= hi < h_ and 0 <= wj < w_:
                     for c in range(c_):
                         out[r, c * kk + at] = xv[n, hi, wj, c]
@@ -87,6 +110,25 @@ def _col2im_loop(cols, kh, kw, stride, pad, out):
             for j in range(kw):
                 wj = ow * stride - pad + j
                 if 0 <= hi < h_ and 0 <= wj < w_:
+                    to, src = out[n, hi, wj], cols[r, i * kw + j::kk]
+                    for c in range(c_):
+                        to[c] += src[c]
+
+
+def _col2im_few_loop(cols, kh, kw, stride, pad, out):
+    """:func:`_col2im_loop` with plain indices, for few channels (under ``FEW``; the same conv: 152 -> 57 us)."""
+    n_, h_, w_, c_ = out.shape
+    ho = (h_ + 2 * pad - kh) // stride + 1
+    wo = (w_ + 2 * pad - kw) // stride + 1
+    kk = kh * kw
+    out[:] = 0
+    for r in range(n_ * ho * wo):
+        n, oh, ow = r // (ho * wo), r // wo % ho, r % wo
+        for i in range(kh):
+            hi = oh * stride - pad + i
+            for j in range(kw):
+                wj = ow * stride - pad + j
+                if 0 <= hi < h_ and 0 <= wj < w_:
                     for c in range(c_):
                         out[n, hi, wj, c] += cols[r, c * kk + i * kw + j]
 
@@ -97,8 +139,11 @@ def _window_signature(source_ndim, target_ndim):
 
 
 IM2COL = Kernel(_im2col_loop, _window_signature(4, 2))
+IM2COL_FEW = Kernel(_im2col_few_loop, _window_signature(4, 2))
 IM2COL_PLANES = Kernel(_im2col_planes_loop, _window_signature(4, 2))
 COL2IM = Kernel(_col2im_loop, _window_signature(2, 4))
+COL2IM_FEW = Kernel(_col2im_few_loop, _window_signature(2, 4))
+FEW = 16  # channels: below this the plain-index loops are faster, from it the strided 1-D views (ResNet's 64-512)
 
 
 def im2col_reference(x, kh, kw, stride, padding):
@@ -122,7 +167,8 @@ def col2im_reference(cols, shape, kh, kw, stride, padding):
 def _im2col(x, kh, kw, stride, padding):
     planes = type(x) is np.ndarray and x.strides[3] == x.itemsize and (
         x.shape[1] == 1 or not nhwc(x).flags.c_contiguous)  # one channel: its runs are the window rows
-    k = (IM2COL_PLANES if planes else IM2COL).compiled(np.result_type(x))  # loop along the contiguous axis
+    channels = IM2COL_FEW if np.shape(x)[1] < FEW else IM2COL
+    k = (IM2COL_PLANES if planes else channels).compiled(np.result_type(x))  # loop along the contiguous axis
     if k is None or type(x) is not np.ndarray:
         return im2col_reference(x, kh, kw, stride, padding)
     n, c, h, w = x.shape
@@ -138,7 +184,7 @@ def _im2col(x, kh, kw, stride, padding):
 
 
 def _col2im(cols, shape, kh, kw, stride, padding):
-    k = COL2IM.compiled(np.result_type(cols))
+    k = (COL2IM_FEW if shape[1] < FEW else COL2IM).compiled(np.result_type(cols))
     if k is None or type(cols) is not np.ndarray:
         return channels_last(col2im_reference(cols, shape, kh, kw, stride, padding))  # the same layout either way
     n, c, h, w = shape
