@@ -8,9 +8,10 @@ twin too (``ours_one_thread``: numpy's BLAS and autodiff's kernel thread at one)
 takes the faster setting on each side.  A slow stretch of the
 machine then slows every lane of a round, and the per-round *ratios* (``Rounds.per_round``) cancel it.
 
-Before each timed batch the race waits until this process's threads are idle (:func:`settle`): OpenBLAS's
-and OpenMP's worker threads spin for a while after a parallel call, and a batch started under them runs on
-a busy core.  The garbage collector is paused during a race, as ``timeit`` does, for every lane alike.
+Before each timed batch the race waits until no thread of another lane is running (:func:`settle`): OpenBLAS's
+and OpenMP's worker threads spin for a while after a parallel call, and a batch started under another lane's
+runs on a busy core (a lane's own spin between its calls is part of its steady state).  The garbage collector
+is paused during a race, as ``timeit`` does, for every lane alike.
 """
 
 import contextlib
