@@ -55,8 +55,8 @@ class Row:
 
     @property
     def faster_ours(self):
-        """``"ours@1"`` where ours's one-thread twin ran and was faster, else ``"ours"``."""
-        return "ours" + ONE_THREAD if self.ours1 is not None and self.ours1 < self.ours else "ours"
+        """``"ours@1"`` where ours's one-thread twin ran and was faster, else ``"ours"`` (``None`` without ours)."""
+        return _faster("ours", self.ours, self.ours1)
 
     @property
     def best_ours(self):
@@ -65,9 +65,7 @@ class Row:
     @property
     def faster_torch(self):
         """Which torch setting was faster: ``"torch"`` (its default threads) or ``"torch@1"``."""
-        if self.torch1 is not None and (self.torch is None or self.torch1 < self.torch):
-            return "torch" + ONE_THREAD
-        return "torch" if self.torch is not None else None
+        return _faster("torch", self.torch, self.torch1)
 
     @property
     def best_torch(self):
@@ -81,6 +79,13 @@ class Row:
         if self.best_ours and self.value:
             return self.best_ours * self.goal / self.value
         return None
+
+
+def _faster(lane, default, one):
+    """``lane`` or its one-thread twin's name, whichever ran faster (``None`` if neither ran)."""
+    if one is not None and (default is None or one < default):
+        return lane + ONE_THREAD
+    return lane if default is not None else None
 
 
 def record(row, rounds, value=("ours", "torch"), scale=1.0, ours="ours"):

@@ -13,6 +13,8 @@ import platform
 
 import numpy as np
 
+from ._timing import ONE_THREAD
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 RESULTS = os.path.join(HERE, "results")
 REFERENCE = os.path.join(HERE, "reference")
@@ -35,11 +37,13 @@ def amount(value, unit="s"):
     return f"{value:.3g} s"
 
 
-def _torch_cell(row, which):
-    """torch's time at one setting, starred when it is the faster one (the one ratios are taken against)."""
-    value = row.torch if which == "torch" else row.torch1
-    star = "*" if value is not None and row.torch1 is not None and row.faster_torch == which else ""
-    return amount(value, row.unit) + star
+def _cell(row, which):
+    """A lane's time at one setting (``"ours"``, ``"ours@1"``, ``"torch"``, ``"torch@1"``), starred when its
+    one-thread twin ran too and this is the faster of the two (the one ratios are taken with)."""
+    lane = which.removesuffix(ONE_THREAD)
+    value, one = getattr(row, lane + ("1" if which != lane else "")), getattr(row, lane + "1")
+    faster = row.faster_ours if lane == "ours" else row.faster_torch
+    return amount(value, row.unit) + ("*" if value is not None and one is not None and faster == which else "")
 
 
 def _goal(row):
@@ -63,22 +67,14 @@ def change(row):
     return f"{shown} ({(now - then) / then:+.0%})" if then else shown
 
 
-def _ours_cells(row, twins):
-    """ours's time, and with ``twins`` its one-thread time, the faster starred when both ran."""
-    if not twins:
-        return [amount(row.ours, row.unit)]
-    star = lambda which: "*" if row.ours1 is not None and row.faster_ours == which else ""  # noqa: E731
-    return [amount(row.ours, row.unit) + star("ours"), amount(row.ours1, row.unit) + star("ours@1")]
-
-
 def table(rows):
     compare = any(r.previous is not None for r in rows)
     twins = any(r.ours1 is not None for r in rows)  # a suite raced ours at one thread too
+    timed = ["ours"] + ["ours" + ONE_THREAD] * twins + ["torch", "torch" + ONE_THREAD]
     head = ["suite", "ours"] + ["ours 1 thread"] * twins + ["torch", "torch 1 thread", "floor", "ours/ref", "goal",
                                                              "verdict"]
-    lines = [[r.suite, *_ours_cells(r, twins), _torch_cell(r, "torch"), _torch_cell(r, "torch@1"),
-              amount(r.floor, r.unit), f"{r.ratio:.2f}" if r.ratio is not None else "—", _goal(r),
-              VERDICTS[r.verdict]] for r in rows]
+    lines = [[r.suite, *[_cell(r, which) for which in timed], amount(r.floor, r.unit),
+              f"{r.ratio:.2f}" if r.ratio is not None else "—", _goal(r), VERDICTS[r.verdict]] for r in rows]
     if compare:
         head.append("before")
         for line, row in zip(lines, rows):
