@@ -80,10 +80,14 @@ def test_a_race_alternates_the_order_and_runs_torchs_twin_on_one_thread_then_res
 
 
 def test_ours_one_thread_twin_limits_numpys_blas_and_our_kernel_thread_then_restores_both():
-    threadpoolctl = pytest.importorskip("threadpoolctl", reason="the twin needs threadpoolctl (the test extra has it)")
     from autodiff import _parallel
     from bench._timing import ours_one_thread
 
+    try:
+        import threadpoolctl
+    except ImportError:  # the bench leaves the twin out, and says so in its README
+        assert ours_one_thread(print) is None
+        return
     def numpy_blas_threads():
         return [lib["num_threads"] for lib in threadpoolctl.threadpool_info() if "numpy" in lib["filepath"]]
 
@@ -104,6 +108,7 @@ def test_with_ours_twin_each_side_is_judged_at_its_faster_setting():
     lines = report.table([row]).splitlines()
     assert "ours 1 thread" in lines[0] and "2 s*" in lines[2] and "4 s*" in lines[2]
     assert "ours 1 thread" not in report.table([record(Row("q"), Rounds({"ours": [1.0], "torch": [1.0]}))])
+
 
 def test_calibration_does_not_take_a_slow_first_call_for_the_steady_cost():
     first = []
@@ -163,8 +168,6 @@ def test_settle_waits_for_a_spinning_thread_and_gives_up_after_its_timeout():
 def test_a_lane_learns_its_own_spinning_worker_and_only_other_lanes_wait_for_it():
     import threading
 
-    if others_running() is None:
-        pytest.skip("thread states come from /proc, which this system lacks")
     go, stop, tid = threading.Event(), threading.Event(), []
 
     def worker():  # a BLAS-like pool of one: works when asked, then spins (a long sort, the GIL released)
@@ -179,6 +182,9 @@ def test_a_lane_learns_its_own_spinning_worker_and_only_other_lanes_wait_for_it(
     try:
         lane = Lane("pooled", go.set)
         calibrate(lane, min_batch=0)
+        if others_running() is None:  # no /proc: no thread states, so no own workers; every lane waits alike
+            assert lane.own == frozenset()
+            return
         assert tid[0] in lane.own  # it ran during the lane's batches
         go.set()
         time.sleep(0.02)
@@ -189,11 +195,11 @@ def test_a_lane_learns_its_own_spinning_worker_and_only_other_lanes_wait_for_it(
         stop.set()
         thread.join()
 
+
 def test_a_race_takes_as_many_rounds_as_its_budget_allows_counting_the_waits_between_lanes(monkeypatch):
     monkeypatch.setitem(_timing.MODES, "smoke", _timing.Settings(rounds=9, min_rounds=3, budget=0.5, min_batch=0))
-    waits = iter([0.1] * 1000)
     real_settle = _timing.settle
-    monkeypatch.setattr(_timing, "settle", lambda **kw: time.sleep(next(waits)) or real_settle(**kw))
+    monkeypatch.setattr(_timing, "settle", lambda **kw: time.sleep(0.1) or real_settle(**kw))
     rounds = Context(mode="smoke").race({"ours": lambda: None, "floor": lambda: None})
     assert [len(t) for t in rounds.times.values()] == [3, 3]  # a round costs 0.2 s of waits: 0.5 s buys 2, min 3
 
