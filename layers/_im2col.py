@@ -33,31 +33,15 @@ from ._jit import Kernel, readonly, writable
 from ._layout import channels_last, nchw, nhwc
 from ._windows import _unwindow, _windows, output_size
 
+FEW = 16  # channels: under this the loops copy by indices, from it through strided 1-D views (ResNet's 64-512)
+
 
 def _im2col_loop(xv, kh, kw, stride, pad, out):
-    """``out[(n, oh, ow), (c, i, j)] = xv[n, oh*stride - pad + i, ow*stride - pad + j, c]``, 0 outside."""
-    n_, h_, w_, c_ = xv.shape
-    ho = (h_ + 2 * pad - kh) // stride + 1
-    wo = (w_ + 2 * pad - kw) // stride + 1
-    kk = kh * kw
-    for r in range(n_ * ho * wo):  # the rows (n, oh, ow) in order
-        n, oh, ow = r // (ho * wo), r // wo % ho, r % wo
-        for i in range(kh):
-            hi = oh * stride - pad + i
-            for j in range(kw):
-                wj = ow * stride - pad + j
-                to = out[r, i * kw + j::kk]  # 1-D views on both sides: a simple strided copy loop
-                if 0 <= hi < h_ and 0 <= wj < w_:
-                    src = xv[n, hi, wj]
-                    for c in range(c_):
-                        to[c] = src[c]
-                else:
-                    to[:] = 0
+    """``out[(n, oh, ow), (c, i, j)] = xv[n, oh*stride - pad + i, ow*stride - pad + j, c]``, 0 outside.
 
-
-def _im2col_few_loop(xv, kh, kw, stride, pad, out):
-    """:func:`_im2col_loop` with plain indices, for few channels (under ``FEW``): there a 1-D view per
-    ``(row, i, j)`` costs more than the copy it makes simple (a 3x3 conv over 8 channels at 8x8: 168 -> 56 us)."""
+    Under ``FEW`` channels each value is copied by its indices; from ``FEW`` on, through a 1-D view on each
+    side (a simple strided loop, but a view per ``(row, i, j)`` costs more than a short copy: a 3x3 conv over
+    8 channels at 8x8 took 168 us through views, 56 by indices)."""
     n_, h_, w_, c_ = xv.shape
     ho = (h_ + 2 * pad - kh) // stride + 1
     wo = (w_ + 2 * pad - kw) // stride + 1
@@ -69,12 +53,15 @@ def _im2col_few_loop(xv, kh, kw, stride, pad, out):
             for j in range(kw):
                 wj = ow * stride - pad + j
                 at = i * kw + j
-                if 0 <= hi < h_ and 0 <= wj < w_:
+                if not (0 <= hi < h_ and 0 <= wj < w_):
+                    out[r, at::kk] = 0
+                elif c_ < FEW:
                     for c in range(c_):
                         out[r, c * kk + at] = xv[n, hi, wj, c]
                 else:
+                    to, src = out[r, at::kk], xv[n, hi, wj]
                     for c in range(c_):
-                        out[r, c * kk + at] = 0
+                        to[c] = src[c]
 
 
 def _im2col_planes_loop(x, kh, kw, stride, pad, out):
@@ -97,7 +84,8 @@ def _im2col_planes_loop(x, kh, kw, stride, pad, out):
 
 
 def _col2im_loop(cols, kh, kw, stride, pad, out):
-    """``out`` (N, H, W, C) zeroed, then every ``cols[(n, oh, ow), (c, i, j)]`` added where it came from."""
+    """``out`` (N, H, W, C) zeroed, then every ``cols[(n, oh, ow), (c, i, j)]`` added where it came from (by
+    indices under ``FEW`` channels, through 1-D views from ``FEW`` on, as :func:`_im2col_loop`)."""
     n_, h_, w_, c_ = out.shape
     ho = (h_ + 2 * pad - kh) // stride + 1
     wo = (w_ + 2 * pad - kw) // stride + 1
@@ -109,28 +97,16 @@ def _col2im_loop(cols, kh, kw, stride, pad, out):
             hi = oh * stride - pad + i
             for j in range(kw):
                 wj = ow * stride - pad + j
-                if 0 <= hi < h_ and 0 <= wj < w_:
-                    to, src = out[n, hi, wj], cols[r, i * kw + j::kk]
+                if not (0 <= hi < h_ and 0 <= wj < w_):
+                    continue
+                at = i * kw + j
+                if c_ < FEW:
+                    for c in range(c_):
+                        out[n, hi, wj, c] += cols[r, c * kk + at]
+                else:
+                    to, src = out[n, hi, wj], cols[r, at::kk]
                     for c in range(c_):
                         to[c] += src[c]
-
-
-def _col2im_few_loop(cols, kh, kw, stride, pad, out):
-    """:func:`_col2im_loop` with plain indices, for few channels (under ``FEW``; the same conv: 152 -> 57 us)."""
-    n_, h_, w_, c_ = out.shape
-    ho = (h_ + 2 * pad - kh) // stride + 1
-    wo = (w_ + 2 * pad - kw) // stride + 1
-    kk = kh * kw
-    out[:] = 0
-    for r in range(n_ * ho * wo):
-        n, oh, ow = r // (ho * wo), r // wo % ho, r % wo
-        for i in range(kh):
-            hi = oh * stride - pad + i
-            for j in range(kw):
-                wj = ow * stride - pad + j
-                if 0 <= hi < h_ and 0 <= wj < w_:
-                    for c in range(c_):
-                        out[n, hi, wj, c] += cols[r, c * kk + i * kw + j]
 
 
 def _window_signature(source_ndim, target_ndim):
@@ -139,11 +115,8 @@ def _window_signature(source_ndim, target_ndim):
 
 
 IM2COL = Kernel(_im2col_loop, _window_signature(4, 2))
-IM2COL_FEW = Kernel(_im2col_few_loop, _window_signature(4, 2))
 IM2COL_PLANES = Kernel(_im2col_planes_loop, _window_signature(4, 2))
 COL2IM = Kernel(_col2im_loop, _window_signature(2, 4))
-COL2IM_FEW = Kernel(_col2im_few_loop, _window_signature(2, 4))
-FEW = 16  # channels: below this the plain-index loops are faster, from it the strided 1-D views (ResNet's 64-512)
 
 
 def im2col_reference(x, kh, kw, stride, padding):
@@ -167,8 +140,7 @@ def col2im_reference(cols, shape, kh, kw, stride, padding):
 def _im2col(x, kh, kw, stride, padding):
     planes = type(x) is np.ndarray and x.strides[3] == x.itemsize and (
         x.shape[1] == 1 or not nhwc(x).flags.c_contiguous)  # one channel: its runs are the window rows
-    channels = IM2COL_FEW if np.shape(x)[1] < FEW else IM2COL
-    k = (IM2COL_PLANES if planes else channels).compiled(np.result_type(x))  # loop along the contiguous axis
+    k = (IM2COL_PLANES if planes else IM2COL).compiled(np.result_type(x))  # loop along the contiguous axis
     if k is None or type(x) is not np.ndarray:
         return im2col_reference(x, kh, kw, stride, padding)
     n, c, h, w = x.shape
@@ -184,7 +156,7 @@ def _im2col(x, kh, kw, stride, padding):
 
 
 def _col2im(cols, shape, kh, kw, stride, padding):
-    k = (COL2IM_FEW if shape[1] < FEW else COL2IM).compiled(np.result_type(cols))
+    k = COL2IM.compiled(np.result_type(cols))
     if k is None or type(cols) is not np.ndarray:
         return channels_last(col2im_reference(cols, shape, kh, kw, stride, padding))  # the same layout either way
     n, c, h, w = shape
