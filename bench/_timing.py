@@ -294,19 +294,25 @@ class Context:
         racing, s = lanes(contenders, self.torch), self.settings
         with gc_paused(), _noise.Watch(self.load) as watch:  # calibration too: a longer window reads truer
             calls = {lane.name: calibrate(lane, s.min_batch)[0] for lane in racing}
-            times, unsettled = {lane.name: [] for lane in racing}, 0
-            start, r, count = time.perf_counter(), 0, s.min_rounds
-            while r < count:
-                for lane in (racing if r % 2 == 0 else racing[::-1]):
-                    seconds, settled = batch(lane, calls[lane.name])
-                    times[lane.name].append(seconds / per)
-                    unsettled += not settled
-                if r == 0:
-                    round_cost = time.perf_counter() - start
-                    count = max(s.min_rounds, min(s.rounds, int(s.budget / max(round_cost, 1e-9))))
-                r += 1
+            times, start = {lane.name: [] for lane in racing}, time.perf_counter()
+            unsettled = _round(racing, 0, calls, times, per)
+            round_cost = time.perf_counter() - start
+            count = max(s.min_rounds, min(s.rounds, int(s.budget / max(round_cost, 1e-9))))
+            for r in range(1, count):
+                unsettled += _round(racing, r, calls, times, per)
         self.unsettled.append(unsettled)
         return Rounds(times, watch.result, unsettled)
+
+
+def _round(racing, r, calls, times, per):
+    """Round ``r`` (odd rounds in reverse order), each lane's time per call added to ``times``; how many of its
+    batches started before the other lanes' threads had gone idle."""
+    unsettled = 0
+    for lane in (racing if r % 2 == 0 else racing[::-1]):
+        seconds, settled = batch(lane, calls[lane.name])
+        times[lane.name].append(seconds / per)
+        unsettled += not settled
+    return unsettled
 
 
 def try_torch():
