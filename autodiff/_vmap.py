@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from . import _ops
-from ._batching import Batch, batched, example_shape, open_batch
+from ._batching import batched, example_shape, open_batch
 from ._paths import format_path
 from ._traced import Traced
 from ._trees import leaves, rebuild_node, transform
@@ -196,9 +196,9 @@ def _output_leaf(leaf, axis, level, path):
             )
         return leaf
     shape = _shape(leaf)
-    if not mine:
-        if shape is None or (type(leaf) is Traced and type(leaf.tape) is Batch):
-            return leaf  # not an array (a string, a function), or batched by an inner vmap
+    if not mine:  # the same for every example here (batched by an outer vmap, perhaps): broadcast
+        if shape is None:
+            return leaf  # not an array (a string, a function)
         leaf = _ops.broadcast_to(leaf, (level.size,) + shape)
     else:
         leaf = leaf.value

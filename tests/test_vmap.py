@@ -247,6 +247,19 @@ def test_vmap_of_vmap_is_a_double_loop(data):
     np.testing.assert_array_equal(crossed, np.outer(np.arange(4.0), np.arange(3.0)))
 
 
+def test_an_inner_vmap_returning_the_outer_example_repeats_it(data):
+    """An inner output that depends on the outer vmap's example only is the same for every inner example, so
+    the inner vmap repeats it along its own axis (it once came back without that axis)."""
+    w, xs, _ = data
+    ys = np.ones((5, 2))
+    got = vmap(lambda x: vmap(lambda y: x * 2.0)(ys))(xs)
+    np.testing.assert_array_equal(got, [[x * 2.0 for _ in ys] for x in xs])
+    moved = vmap(lambda x: vmap(lambda y: x, out_axes=-1)(ys))(xs)
+    np.testing.assert_array_equal(moved, [np.stack([x for _ in ys], axis=-1) for x in xs])
+    summed = grad(lambda w: anp.sum(vmap(lambda x: vmap(lambda y: _net(w, x))(ys))(xs)))(w)
+    np.testing.assert_allclose(summed, len(ys) * sum(grad(_net)(w, x) for x in xs), rtol=1e-12)
+
+
 def test_vmap_of_hvp_is_a_loop_of_hvps(data):
     w, xs, v = data
     def product(x, mode="reverse_over_forward"):
