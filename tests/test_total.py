@@ -70,6 +70,18 @@ def test_empty_model_gives_init():
     assert total(sumsq, {"f": np.sin, "n": 3}) == 0.0
 
 
+@pytest.mark.parametrize("f", [sumsq, autodiff.sumsq, autodiff.abssum, autodiff.maxabs], ids=lambda f: f.__name__)
+def test_no_parameters_give_the_empty_sum_with_every_reduction(f):
+    """The known reductions' fused path too (it once failed on an empty list): the sum over no arrays is ``init``,
+    as Python's ``sum`` of nothing, and the gradient is the one of a model with nothing to differentiate."""
+    w = {"w": np.ones(3)}
+    for model in ({}, {"n": 3, "f": np.sin}, Chain([np.tanh])):
+        assert total(f, model, init=1.5) == sum(map(f, trainables(model)), 1.5)
+        assert grad(lambda m: total(f, m))(model) == grad(lambda m: total(sumsq, m))(model)
+    assert total(lambda x, dx: f(dx), w, {"w": None}) == total(f, {})
+    assert total(f, w, {"w": None}) == total(f, {})
+
+
 def test_closure_over_a_traced_value():
     m1, z = np.array([1.0, 2.0, 3.0]), np.array([4.0, 5.0, 6.0])
     m3 = {"x": m1, "z": z}

@@ -81,7 +81,7 @@ class Reduction:
         Arrays of both dtypes are summed as the reference does, each value in its array's dtype (a
         float32 array's value is a float32), so the two agree to float64 precision.
         """
-        if self.kernel is None:
+        if self.kernel is None or not xs:
             return sum(_parallel.map_arrays(self.f, xs), init)
         if not _parallel.splits(xs):
             got = _kernels.sum_each(self.kernel, xs, self.finish)  # None unless all are of one float dtype
@@ -96,7 +96,7 @@ class Reduction:
 
     def total_and_unit_grads(self, xs, init):
         """``init + Σ f(x)`` and the gradients at g = 1 written in the same pass (``None`` without a fused form)."""
-        if self.fused_total is None:
+        if self.fused_total is None or not xs:
             return self.total(xs, init), None
         if not _parallel.splits(xs):
             got = self.fused_total(xs)  # None unless all are of one float dtype
