@@ -136,3 +136,15 @@ def test_vmap_over_per_example_gradients_with_none_slots():
     norms = vmap(lambda g: total(anp.linalg.norm, g))(per_example)
     loop = [total(anp.linalg.norm, grad(lambda m: total(REDUCTIONS["generic"], m))(m)) for m in models]
     _close(norms, loop, np.float64)
+
+
+@pytest.mark.parametrize("f", [autodiff.sumsq, lambda x, dx: anp.sum(anp.sin(x) * dx * dx)], ids=["sumsq", "generic"])
+def test_total_of_a_model_against_batched_gradients_matches_a_loop(f):
+    """``total(f, model, grads)`` with the gradients batched and the model shared (a per-example weighted norm):
+    the check of the gradients' shapes reads one example's (it once refused every batched gradient)."""
+    model, grads = _models(np.float64, seed=5)[0], _models(np.float64, seed=6)
+    stacked = {k: np.stack([g[k] for g in grads]) for k in ("w", "b")}
+    got = vmap(lambda g: total(f, model, {**g, "n": None}))(stacked)
+    _close(got, [total(f, model, {**g, "n": None}) for g in grads], np.float64)
+    with pytest.raises(ValueError, match=r"total: grads at w has shape \(3, 2\).*parameter's shape"):
+        vmap(lambda g: total(f, model, {"w": g, "b": None, "n": None}))(np.ones((B, 3, 2)))

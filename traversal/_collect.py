@@ -18,7 +18,7 @@ calls whichever is installed here as ``parameters`` and ``parameter_pairs``.
 import numpy as np
 
 from autodiff._for_traversal import node_of
-from autodiff.extend import ZeroTangent, value_of
+from autodiff.extend import Traced, ZeroTangent, value_of
 
 from ._trainable import TrainableWalk, isnumeric, trainables
 from ._walks import Done, ExcludeWalk, execute
@@ -89,7 +89,7 @@ def _check_node(path, x, dx):
 def _checked_dx(path, x, dx):
     """``dx`` if it is an array (or number) of ``x``'s shape; else an error naming the key path and both."""
     v, want = value_of(dx), np.shape(value_of(x))
-    if not isinstance(v, (np.ndarray, np.generic, float, int, complex)):
+    if not isinstance(v, (np.ndarray, np.generic, float, int, complex, Traced)):  # Traced: batched by vmap
         raise TypeError(
             f"total: grads has a {type(v).__name__} at {path}, where the model has an array of shape "
             f"{want}; pass the structural gradient of this model (e.g. from autodiff.grad)"

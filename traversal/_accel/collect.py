@@ -214,7 +214,7 @@ def _checked_dx(path, x, dx):
     if type(dx) is np.ndarray and type(x) is np.ndarray and dx.shape == x.shape:  # the usual case
         return dx
     v, want = value_of(dx), np.shape(value_of(x))
-    if not isinstance(v, (np.ndarray, np.generic, float, int, complex)):
+    if not isinstance(v, (np.ndarray, np.generic, float, int, complex, Traced)):  # Traced: batched by vmap
         raise TypeError(
             f"total: grads has a {type(v).__name__} at {_show(path)}, where the model has an array of shape "
             f"{want}; pass the structural gradient of this model (e.g. from autodiff.grad)"
