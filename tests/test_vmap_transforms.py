@@ -164,6 +164,15 @@ def test_softmax_cross_entropy_refuses_bad_labels_naming_itself(labels, message)
     assert message in str(err.value)
 
 
+@pytest.mark.parametrize("labels", [np.array([[0, 2, 1]] * 2), np.array([[0, -1, 1], [0, 1, 1]])])
+def test_softmax_cross_entropy_refuses_out_of_range_labels_under_vmap_too(labels):
+    """Batched labels are checked too: an out-of-range one picks no class, which read as a loss of 0."""
+    with pytest.raises(ValueError, match=r"softmax_cross_entropy: labels must lie in \[0, 2\)"):
+        vmap(softmax_cross_entropy)(np.zeros((2, 3, 2)), labels)
+    with pytest.raises(ValueError, match=r"must lie in \[0, 2\)"):
+        vmap(softmax_cross_entropy, in_axes=(None, 0))(np.zeros((3, 2)), labels)
+
+
 # --- jacobians under vmap, and of vmap ---------------------------------------------------------------------
 
 
