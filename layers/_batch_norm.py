@@ -19,6 +19,8 @@ their numpy twins (written in ``autodiff.numpy``), so second derivatives
 (array([3., 4.]), array([5., 5.]), array([-1.342, -0.447,  0.447,  1.342]))
 """
 
+import math
+
 import numpy as np
 
 import autodiff.numpy as anp
@@ -148,7 +150,7 @@ bn_grad_input = primitive(_bn_grad_input, "bn_grad_input")
 
 def _count_and_shape(x):
     shape = np.shape(value_of(x))
-    return int(np.prod(shape)) // shape[1], per_channel(len(shape))
+    return math.prod(shape[:1] + shape[2:]), per_channel(len(shape))  # values per channel (no channels: still N·H·W)
 
 
 def _normalised(x, mean, var, eps):
@@ -249,10 +251,10 @@ def _fold_channels(a, bdim, size):
     return anp.reshape(a, (shape[0], shape[1] * shape[2]) + shape[3:])
 
 
-def _unfold_channels(a, size):
+def _unfold_channels(a, size, channels):
     """The inverse of :func:`_fold_channels`: ``(N, B·C, ...)`` back to ``(B, N, C, ...)``."""
     shape = np.shape(value_of(a))
-    return anp.moveaxis(anp.reshape(a, (shape[0], size, shape[1] // size) + shape[2:]), 1, 0)
+    return anp.moveaxis(anp.reshape(a, (shape[0], size, channels) + shape[2:]), 1, 0)
 
 
 def _fold_vectors(v, bdim, size, lead=0):
@@ -264,11 +266,17 @@ def _fold_vectors(v, bdim, size, lead=0):
     return anp.reshape(v, shape[:lead] + (shape[lead] * shape[lead + 1],))
 
 
-def _unfold_vectors(v, size, lead=0):
+def _unfold_vectors(v, size, channels, lead=0):
     """``([lead,] B·C)`` back to ``(B, [lead,] C)``."""
     shape = np.shape(value_of(v))
-    v = anp.reshape(v, shape[:lead] + (size, shape[lead] // size))
+    v = anp.reshape(v, shape[:lead] + (size, channels))
     return anp.moveaxis(v, lead, 0) if lead else v
+
+
+def _channels(vector):
+    """One example's channel count, from a per-channel vector ``(C,)`` or ``(B, C)`` (an empty batch has no B·C
+    to divide)."""
+    return np.shape(value_of(vector))[-1]
 
 
 def _static_eps(prim, level, args, bdims, kwargs):
@@ -286,7 +294,8 @@ def _batch_norm_batch(level, args, bdims, kwargs):
     out = batch_norm(_fold_channels(x, bdims[0], n), _fold_vectors(gamma, bdims[1], n),
                      _fold_vectors(beta, bdims[2], n), eps)
     y, mean, var = (out[k] for k in range(3))
-    return (_unfold_channels(y, n), _unfold_vectors(mean, n), _unfold_vectors(var, n)), 0
+    c = _channels(gamma)
+    return (_unfold_channels(y, n, c), _unfold_vectors(mean, n, c), _unfold_vectors(var, n, c)), 0
 
 
 def _bn_grad_sums_batch(level, args, bdims, kwargs):
@@ -296,7 +305,7 @@ def _bn_grad_sums_batch(level, args, bdims, kwargs):
     (g, x, mean, var, eps), n = args, level.size
     sums = bn_grad_sums(_fold_channels(g, bdims[0], n), _fold_channels(x, bdims[1], n),
                         _fold_vectors(mean, bdims[2], n), _fold_vectors(var, bdims[3], n), eps)
-    return _unfold_vectors(sums, n, lead=1), 0
+    return _unfold_vectors(sums, n, _channels(mean), lead=1), 0
 
 
 def _bn_grad_input_batch(level, args, bdims, kwargs):
@@ -307,7 +316,7 @@ def _bn_grad_input_batch(level, args, bdims, kwargs):
     vectors = [_fold_vectors(v, b, n) for v, b in zip((gamma, mean, var), bdims[2:5])]
     dx = bn_grad_input(_fold_channels(g, bdims[0], n), _fold_channels(x, bdims[1], n), *vectors,
                        _fold_vectors(sums, bdims[5], n, lead=1), eps)
-    return _unfold_channels(dx, n), 0
+    return _unfold_channels(dx, n, _channels(gamma)), 0
 
 
 defbatch(batch_norm, _batch_norm_batch)

@@ -14,6 +14,8 @@ Any other layout is still accepted: kernels read it through strides, and
 ((1, 2, 3, 4), True, (12, 2))
 """
 
+import math
+
 import numpy as np
 
 
@@ -38,7 +40,8 @@ def rows(x):
     A view when the memory is already channels-last, else a copy.
     """
     x = np.asarray(x)
-    return np.ascontiguousarray(x.transpose((0,) + tuple(range(2, x.ndim)) + (1,))).reshape(-1, x.shape[1])
+    positions = x.shape[0] * math.prod(x.shape[2:])  # not -1: numpy cannot infer it when there are no channels
+    return np.ascontiguousarray(x.transpose((0,) + tuple(range(2, x.ndim)) + (1,))).reshape(positions, x.shape[1])
 
 
 def from_rows(r, shape):

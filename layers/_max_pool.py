@@ -76,7 +76,7 @@ def _first_maxima(x, kernel, stride, padding):
     inside = _windows(np.pad(np.ones((1, 1) + x.shape[2:], bool), widths), kernel, kernel, stride)
     top = win.max(axis=(4, 5), keepdims=True)
     hit = ((win == top) | (np.isnan(win) & np.isnan(top))) & inside
-    first = hit.reshape(hit.shape[:4] + (-1,)).argmax(axis=-1)
+    first = hit.reshape(hit.shape[:4] + (kernel * kernel,)).argmax(axis=-1)  # not -1: N = 0 leaves it unknown
     oh, ow = np.ogrid[:win.shape[2], :win.shape[3]]
     return oh * stride + first // kernel, ow * stride + first % kernel
 

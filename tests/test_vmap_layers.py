@@ -175,6 +175,24 @@ def test_values_match_a_loop(case, dtype):
             _close(part, np.stack([w[j] for w in want]), dtype)
 
 
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_an_empty_batch_gives_one_examples_outputs_with_a_batch_axis_of_0(case):
+    """No examples: each output is shaped as one example's with a batch axis of 0 (the folding rules once
+    divided by the batch size), and a shared argument's gradient through it is the sum over no examples."""
+    one = _examples(case, np.float64)[0]
+    loss = _loss(case)
+    for mix in _mixes(len(one)):
+        args = [np.empty((0,) + np.shape(a), np.result_type(a)) if batched else a for a, batched in zip(one, mix)]
+        in_axes = tuple(0 if batched else None for batched in mix)
+        for part, want in zip(_parts(vmap(case.fn, in_axes=in_axes)(*args)), _parts(case.fn(*one))):
+            assert part.shape == (0,) + np.shape(want) and part.dtype == want.dtype
+        shared = [i for i, batched in enumerate(mix) if not batched]
+        if shared:
+            got = grad(lambda *a, in_axes=in_axes: anp.sum(vmap(loss, in_axes=in_axes)(*a)), tuple(shared))(*args)
+            for i, g in zip(shared, got):
+                np.testing.assert_array_equal(g, np.zeros_like(one[i]))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_per_example_gradients_match_a_loop(case, dtype):

@@ -161,12 +161,14 @@ def fold_leading(prim, shape_at=None, arrays=1):
             a = args[i] if bdims[i] is not None else _broadcast_batch(args[i], level.size)
             shape = shape_of(a)
             args[i] = reshape(a, (shape[0] * shape[1],) + shape[2:])
+        lead = shape[1]  # one example's leading size, for an empty batch (there is no B·N to divide by B)
         if shape_at is not None:
             full = tuple(args[shape_at])
             args[shape_at] = (level.size * full[0],) + full[1:]
+            lead = full[0]
         out = prim(*args, **kwargs)
         shape = shape_of(out)
-        return reshape(out, (level.size, shape[0] // level.size) + shape[1:]), 0
+        return reshape(out, (level.size, shape[0] // level.size if level.size else lead) + shape[1:]), 0
 
     return rule
 
