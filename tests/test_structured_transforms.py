@@ -165,6 +165,15 @@ def test_dense_hessian_round_trips_through_the_structure(name):
     assert eigenvalues.shape == (destructure(model)[0].size,)
 
 
+def test_dense_hessian_leaves_out_a_float_field_the_loss_reads():
+    """A float field (a LayerNorm's eps) has a whole row in the structured Hessian; destructure leaves it out,
+    and so does hessian_to_dense (it once walked into that row and refused the model as another structure)."""
+    model = {"w": np.array([1.0, -2.0]), "s": 0.5, "b": np.array([0.3]), "n": 3}
+    loss = lambda m: anp.sum(anp.tanh(m["w"]) ** 3) * m["s"] + anp.sum(m["w"] * m["b"]) * m["s"] ** 2  # noqa: E731
+    flat, f_flat = _flat(model, loss)
+    np.testing.assert_allclose(hessian_to_dense(hessian(loss)(model), model), hessian(f_flat)(flat), rtol=1e-12)
+
+
 def test_hessian_from_dense_checks_the_shape():
     model, _ = MODELS["dataclass"]
     n = destructure(model)[0].size

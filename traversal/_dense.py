@@ -54,10 +54,11 @@ def _by_array(model, tree):
     found = {}
 
     def collect(path, leaf, entry):
-        if entry is not None:
+        if entry is not None and isnumeric(leaf):
             found.setdefault(id(leaf), []).append((path, entry))
 
-    execute(ExcludeWalk(FlattenWalk(), collect, isnumeric), model, tree)
+    # a float field is a leaf of the model whose entry in the Hessian is a whole row: stop there, and skip it
+    execute(ExcludeWalk(FlattenWalk(), collect, lambda x: isnumeric(x) or isleaf(x)), model, tree)
     return found
 
 
