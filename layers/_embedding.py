@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+import autodiff.numpy as anp
+
 
 @dataclass
 class Embedding:
@@ -23,4 +25,4 @@ class Embedding:
         return self(ids), self
 
     def __call__(self, ids):
-        return self.weight[np.asarray(ids)]
+        return anp.take(self.weight, ids, axis=0)  # ids batched by vmap too (per-example gradients of a language model)

@@ -260,6 +260,18 @@ def test_an_inner_vmap_returning_the_outer_example_repeats_it(data):
     np.testing.assert_allclose(summed, len(ys) * sum(grad(_net)(w, x) for x in xs), rtol=1e-12)
 
 
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+def test_take_with_indices_batched_by_vmap_is_a_loop(axis):
+    """Batched integer indices gather each example's (they were converted with np.asarray, which refused them)."""
+    w = np.random.default_rng(3).standard_normal((3, 4, 3))
+    ids = np.array([[1, 1, 0], [2, 0, 1]])
+    got = vmap(lambda i: anp.take(w, i, axis=axis))(ids)
+    np.testing.assert_array_equal(got, np.stack([np.take(w, i, axis=axis) for i in ids]))
+    g = grad(lambda w: anp.sum(anp.sin(vmap(lambda i: anp.take(w, i, axis=axis))(ids))))(w)
+    loop = sum(grad(lambda w, i=i: anp.sum(anp.sin(anp.take(w, i, axis=axis))))(w) for i in ids)
+    np.testing.assert_allclose(g, loop, rtol=1e-12)
+
+
 def test_vmap_of_hvp_is_a_loop_of_hvps(data):
     w, xs, v = data
     def product(x, mode="reverse_over_forward"):

@@ -14,7 +14,7 @@ import autodiff.numpy as anp
 from autodiff import grad, hvp, vmap
 from autodiff.extend import BatchingWarning
 from autodiff.nn import functional as F
-from layers import BatchNorm, Conv2d, Dense, MaxPool2d
+from layers import BatchNorm, Conv2d, Dense, Embedding, MaxPool2d
 from layers._batch_norm import batch_norm, bn_grad_input, bn_grad_sums
 from layers._max_pool import pool_gather, pool_scatter
 
@@ -335,3 +335,14 @@ def test_per_example_gradients_of_a_convnet_with_batch_norm_and_max_pool_match_t
     for k, g in got.items():
         assert g.shape == (5,) + np.shape(_leaves(model)[k]) and g.dtype == dtype, k
         np.testing.assert_allclose(g, want[k].numpy(), rtol=tol, atol=tol, err_msg=k)
+
+
+def test_per_example_gradients_of_an_embedding_with_batched_ids_match_a_loop():
+    """A language model's per-example gradients: ids batched by vmap (Embedding once converted them with
+    np.asarray, which refused them)."""
+    emb = Embedding.init(10, 4, dtype=np.float64)
+    ids = np.array([[1, 1, 3], [0, 9, 2]])
+    np.testing.assert_array_equal(vmap(emb)(ids), np.stack([emb(i) for i in ids]))
+    loss = lambda e, i: anp.sum(anp.tanh(e(i)) ** 2)  # noqa: E731
+    got = vmap(grad(loss), in_axes=(None, 0))(emb, ids).weight
+    np.testing.assert_allclose(got, np.stack([grad(loss)(emb, i).weight for i in ids]), rtol=1e-12)

@@ -6,7 +6,7 @@ pullback is indexing again.
 
 import numpy as np
 
-from ..extend import ZeroTangent, defbatch, defjvp, deflinear, defvjp, primitive
+from ..extend import Traced, ZeroTangent, defbatch, defjvp, deflinear, defvjp, primitive
 from ._batch_ops import getitem_rule, scatter_add_rule, tuple_item_rule
 from ._broadcast import dtype_of, shape_of
 
@@ -63,7 +63,20 @@ def take(x, indices, axis=None):
     repeated indices accumulate in the pullback."""
     from ._shape import ravel
 
+    if type(indices) is Traced:  # batched by vmap: getitem gathers each example's along the first axis
+        return _take_batched(x, indices, axis)
     indices = np.asarray(indices)
     if axis is None:
         return getitem(ravel(x), indices)
     return getitem(x, (slice(None),) * (axis % len(shape_of(x))) + (indices,))
+
+
+def _take_batched(x, indices, axis):
+    """``take`` with indices batched by ``vmap``: a whole-index gather along axis 0, its axes moved back."""
+    from ._shape import moveaxis, ravel
+
+    if axis is None:
+        return getitem(ravel(x), indices)
+    axis, k = axis % len(shape_of(x)), len(shape_of(indices))
+    picked = getitem(moveaxis(x, axis, 0), indices)  # indices' axes, then x's other axes
+    return moveaxis(picked, list(range(k)), list(range(axis, axis + k))) if axis else picked
