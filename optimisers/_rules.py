@@ -11,6 +11,9 @@ from dataclasses import dataclass, fields, replace
 
 import numpy as np
 
+import autodiff.numpy as anp
+from autodiff.extend import Traced
+
 __all__ = ["Descent", "Momentum", "Nesterov", "Adam", "AdamW", "WeightDecay", "SignDecay", "ClipGrad",
            "ClipNorm", "OptimiserChain"]
 
@@ -24,8 +27,12 @@ class Rule:
         """The per-array state: none, unless a rule keeps some."""
         return None
 
+    def hyperparameters(self):
+        """The names ``adjust`` can change."""
+        return {f.name for f in fields(self)}
+
     def adjust(self, **hyper):
-        names = {f.name for f in fields(self)}
+        names = self.hyperparameters()
         return replace(self, **{k: v for k, v in hyper.items() if k in names})
 
 
@@ -143,20 +150,32 @@ class ClipNorm(Rule):
     is_global = True
 
     def factor(self, norm):
+        if type(norm) is Traced:  # under grad or vmap: no Python branch, which a batched norm cannot take
+            return anp.minimum(1.0, self.omega / (norm + 1e-6))
         return min(1.0, self.omega / (norm + 1e-6))
 
 
 @dataclass(frozen=True)
 class OptimiserChain(Rule):
-    """Apply ``rules`` in order, each to the step the previous one produced."""
+    """Apply ``rules`` in order, each to the step the previous one produced.
+
+    A chain inside a chain is flattened into it (as Optimisers.jl nests them), so it steps as the flat chain:
+
+    >>> OptimiserChain(OptimiserChain(WeightDecay(), ClipGrad()), Descent()).rules
+    (WeightDecay(weight_decay=0.0005), ClipGrad(delta=10.0), Descent(lr=0.1))
+    """
 
     rules: tuple = ()
 
     def __init__(self, *rules):
-        object.__setattr__(self, "rules", tuple(rules))
+        flat = (r for rule in rules for r in (rule.rules if isinstance(rule, OptimiserChain) else (rule,)))
+        object.__setattr__(self, "rules", tuple(flat))
 
     def init(self, x):
         return tuple(rule.init(x) for rule in self.rules)
+
+    def hyperparameters(self):
+        return set().union(*(rule.hyperparameters() for rule in self.rules))
 
     def adjust(self, **hyper):
         return OptimiserChain(*(rule.adjust(**hyper) for rule in self.rules))

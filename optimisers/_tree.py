@@ -12,6 +12,7 @@ import numpy as np
 
 import autodiff
 import autodiff.numpy as anp
+from autodiff import Tangent
 from autodiff.extend import Traced
 from traversal import (
     NOPRUNE,
@@ -23,6 +24,7 @@ from traversal import (
     KeyPath,
     children,
     execute,
+    fleaves,
     isnumeric,
     rebuild,
     register_leaf,
@@ -71,6 +73,9 @@ def setup(rule, model):
     >>> state["a"] is state["b"], state["n"]
     (True, None)
     """
+    if isinstance(rule, type):
+        raise TypeError(f"optimisers.setup: got the class {rule.__name__}, not a rule; pass an instance, "
+                        f"e.g. setup({rule.__name__}(), model)")
     make = ExcludeWalk(_StateWalk(), lambda path, x: Leaf(rule, rule.init(x)) if isnumeric(x) else None,
                        lambda x: isnumeric(x) or not children(x))
     return execute(CachedWalk(make, IdentityCache(), NOPRUNE), model)
@@ -79,7 +84,8 @@ def setup(rule, model):
 def update(state, model, grads):
     """One optimiser step: ``(new_state, new_model)``; neither input is modified.
 
-    ``grads`` mirrors ``model`` (``None`` = no gradient there).  A tied array
+    ``grads`` mirrors ``model`` (``None`` = no gradient there), as ``autodiff.grad``
+    gives it; a tree of another structure is refused, naming the key path.  A tied array
     is stepped once, with the sum of the entries at its trainable positions
     (``grad`` puts the whole gradient at the first, design.md section 3).
 
@@ -155,28 +161,54 @@ def _checked(path, x, dx):
     if np.shape(dx) != x.shape:
         raise ValueError(f"optimisers.update: the gradient at {_where(path)} has shape {np.shape(dx)}, but the "
                          f"parameter has shape {x.shape}; pass a gradient of the parameter's shape")
-    if type(dx) is Traced:  # a gradient being differentiated (MAML, unrolled optimisation): cast, never convert
-        return _as_dtype(dx, x.dtype)
-    return np.asarray(dx, x.dtype)
+    return _as_array(dx, x.dtype)  # a traced gradient (MAML, unrolled optimisation) is cast, never converted
 
 
-def _as_dtype(v, dtype):
-    """``v`` in ``dtype``: numpy's ``astype(copy=False)`` for a plain array, a traced cast only when needed."""
+def _as_array(v, dtype):
+    """``v`` as an array of ``dtype``: numpy gives a scalar for arithmetic on 0-d arrays, which is no
+    parameter (``isnumeric``), so a 0-d parameter and its state are made 0-d arrays again.  A plain ``v`` is
+    not copied when it already is one; a traced ``v`` is cast only when needed."""
     if type(v) is not Traced:
-        return v.astype(dtype, copy=False)
-    return v if v.dtype == dtype else anp.astype(v, dtype)
+        return np.asarray(v, dtype)
+    inner = _innermost(v)
+    return v if type(inner) is np.ndarray and inner.dtype == dtype else anp.astype(v, dtype)
+
+
+def _state_as_arrays(state):
+    """A rule's new state, its numpy scalars (from a 0-d parameter) made 0-d arrays again; tuples walked."""
+    if type(state) is tuple:
+        return tuple(_state_as_arrays(s) for s in state)
+    inner = _innermost(state)
+    return _as_array(state, inner.dtype) if isinstance(inner, np.generic) and inner.dtype.kind in "fc" else state
+
+
+def _innermost(v):
+    """The plain value under every level of tracing (a vmap's too)."""
+    while type(v) is Traced:
+        v = v.value
+    return v
 
 
 def _children_at(which, node, keys, path, x):
-    """``node``'s children at ``keys`` (``None`` where it has none, or when ``node`` is ``None``)."""
+    """``node``'s children at ``keys`` (all ``None`` when ``node`` is); ``node`` must mirror ``x``."""
     if node is None or not keys:
         return [None] * len(keys)
-    if type(node) is Leaf or not children(node):
-        raise ValueError(f"optimisers.update: {which} has a {type(node).__name__} at {_where(path)}, where the "
-                         f"model has a {type(x).__name__}; pass trees that mirror the model (the state from "
-                         "setup(rule, model), the gradient from autodiff.grad)")
-    kids = children(node)
-    return [kids.get(k) for k in keys]
+    kids = {} if type(node) is Leaf else children(node)
+    if kids.keys() != children(x).keys() or (type(node) is Tangent and node.primal_type is not type(x)):
+        raise _mismatch(which, node, kids, path, x)
+    return [kids[k] for k in keys]
+
+
+def _mismatch(which, node, kids, path, x):
+    fix = ("pass the structural gradient of the model, from autodiff.grad (None where there is no gradient)"
+           if which == "grads" else "build the state with setup(rule, model)")
+    return ValueError(f"optimisers.update: {which} does not mirror the model at {_where(path)}: the model has "
+                      f"{_describe(x, children(x))} there, {which} {_describe(node, kids)}; {fix}")
+
+
+def _describe(node, kids):
+    name = f"Tangent[{node.primal_type.__name__}]" if type(node) is Tangent else type(node).__name__
+    return f"a {name} with children {list(kids)}" if kids else f"a {name}"
 
 
 def _swapped():
@@ -201,7 +233,8 @@ def _run_rules(steps):
             _global_stage(stage)
             continue
         for s, rule in stage:
-            s.states[k], s.dx = rule.apply(s.states[k], s.x, s.dx)
+            state, dx = rule.apply(s.states[k], s.x, s.dx)
+            s.states[k], s.dx = _state_as_arrays(state), _as_array(dx, s.x.dtype)
 
 
 def _rules(rule):
@@ -218,13 +251,13 @@ def _global_stage(stage):
     norm = math.sqrt(squares) if type(squares) is not Traced else anp.sqrt(squares)  # traced: differentiable
     factor = rule.factor(norm)
     for s, _ in stage:
-        s.dx = _as_dtype(s.dx * factor, s.dx.dtype)
+        s.dx = _as_array(s.dx * factor, s.dx.dtype)
 
 
 def _rebuild(state, model, steps):
     def new_x(path, x):
         s = steps.get(id(x))
-        return x if s is None else _as_dtype(x - s.dx, x.dtype)
+        return x if s is None else _as_array(x - s.dx, x.dtype)
 
     def new_leaf(leaf, x):
         s = steps.get(id(x))
@@ -245,8 +278,11 @@ def _rebuild(state, model, steps):
 def _map_leaves(f, state):
     from traversal import fmap
 
-    return fmap(lambda leaf: f(leaf) if isinstance(leaf, Leaf) else leaf, state,
-                exclude=lambda x: isinstance(x, Leaf) or not children(x))
+    return fmap(lambda leaf: f(leaf) if isinstance(leaf, Leaf) else leaf, state, exclude=_is_state_leaf)
+
+
+def _is_state_leaf(x):
+    return isinstance(x, Leaf) or not children(x)
 
 
 def freeze(state, *paths):
@@ -260,34 +296,50 @@ def freeze(state, *paths):
     >>> state["enc"][0].frozen, state["dec"].frozen
     (True, False)
     """
-    return _at(state, paths, lambda sub: _map_leaves(lambda leaf: replace(leaf, frozen=True), sub))
+    return _at(state, paths, lambda sub, where: _map_leaves(lambda leaf: replace(leaf, frozen=True), sub))
 
 
 def thaw(state, *paths):
     """Undo :func:`freeze` on the whole tree or the subtrees at ``paths``."""
-    return _at(state, paths, lambda sub: _map_leaves(lambda leaf: replace(leaf, frozen=False), sub))
+    return _at(state, paths, lambda sub, where: _map_leaves(lambda leaf: replace(leaf, frozen=False), sub))
 
 
 def adjust(state, *paths, **hyper):
     """Change hyperparameters (``lr=...``, ``weight_decay=...``) of every rule in the tree or at ``paths``.
 
+    A name that no rule there has is refused (a typo would otherwise change nothing).
+
     >>> from optimisers import Adam
     >>> adjust(setup(Adam(), {"w": np.ones(1)}), lr=0.5)["w"].rule.lr
     0.5
     """
-    return _at(state, paths, lambda sub: _map_leaves(lambda leaf: replace(leaf, rule=leaf.rule.adjust(**hyper)), sub))
+
+    def change(sub, where):
+        _check_hyperparameters(sub, where, hyper)
+        return _map_leaves(lambda leaf: replace(leaf, rule=leaf.rule.adjust(**hyper)), sub)
+
+    return _at(state, paths, change)
+
+
+def _check_hyperparameters(state, where, hyper):
+    rules = [leaf.rule for leaf in fleaves(state, exclude=_is_state_leaf) if isinstance(leaf, Leaf)]
+    names = set().union(*(rule.hyperparameters() for rule in rules))
+    unknown = [k for k in hyper if k not in names]
+    if rules and unknown:
+        raise ValueError(f"optimisers.adjust: no rule {where} has a field {unknown[0]!r}; the fields there "
+                         f"are {sorted(names)}; pass one of those names, e.g. adjust(state, lr=0.01)")
 
 
 def _at(state, paths, change):
-    """``change`` applied to the whole tree, or to the subtree at each path (a KeyPath, a key, or a printed
-    key path such as ``"layers[0].weight"``)."""
+    """``change(subtree, where)`` applied to the whole tree, or to the subtree at each path (a KeyPath, a key,
+    or a printed key path such as ``"layers[0].weight"``); ``where`` says which, for error messages."""
     from traversal import getkeypath, setkeypath
 
     if not paths:
-        return change(state)
+        return change(state, "in the state")
     for path in paths:
         path = _as_keypath(state, path)
-        state = setkeypath(state, path, change(getkeypath(state, path)))
+        state = setkeypath(state, path, change(getkeypath(state, path), f"at {path}"))
     return state
 
 

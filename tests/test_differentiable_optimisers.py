@@ -1,14 +1,15 @@
 """Differentiating through ``optimisers.update`` (issue 20): MAML with ``setup(rule, m)`` and ``update`` in
 the inner loop gives torch's meta-gradient (Descent, and Adam against a functional torch Adam written here);
-every rule differentiates with respect to the gradients, the state and the model; the traced path gives the
-plain path's values and mutates nothing a tape saved."""
+every rule differentiates with respect to the gradients, the state and the model; a 0-d parameter keeps
+training under a derivative; MAML with ClipNorm runs under vmap over tasks; the traced path gives the plain
+path's values and mutates nothing a tape saved."""
 
 import numpy as np
 import pytest
 
 import autodiff
 import autodiff.numpy as anp
-from autodiff import grad, gradcheck
+from autodiff import grad, gradcheck, vmap
 from autodiff.extend import value_of
 from layers import MLP
 from layers.losses import mse
@@ -107,6 +108,64 @@ def test_maml_meta_loss_passes_gradcheck(rule):
     assert gradcheck(lambda m: _meta_loss(rule)(m, task), model)
 
 
+OMEGA = 1.5
+
+
+def _torch_clip_descent(params, grads, state, t):
+    """ClipNorm(OMEGA) then Descent, written functionally (torch's clip_grad_norm_ works in place)."""
+    norm = torch.sqrt(sum((g * g).sum() for g in grads))
+    factor = torch.clamp(OMEGA / (norm + 1e-6), max=1.0)
+    return [p - INNER_LR * factor * g for p, g in zip(params, grads)], state
+
+
+def test_maml_with_clip_norm_under_vmap_over_tasks_gives_torchs_meta_gradient():
+    """The meta-gradient of the summed meta-loss of three tasks, batched by vmap (ClipNorm's factor then
+    differs per task, so it cannot branch in Python), against torch task by task."""
+    model, tasks = MLP([2, 8, 1], dtype=np.float64, seed=1), [_task(seed) for seed in range(3)]
+    stacked = tuple(tuple(np.stack([t[i][j] for t in tasks]) for j in range(2)) for i in range(2))
+    meta_loss = _meta_loss(OptimiserChain(ClipNorm(OMEGA), Descent(INNER_LR)))
+    ours = trainables(grad(lambda m: anp.sum(vmap(lambda task: meta_loss(m, task))(stacked)))(model))
+    per_task = [_torch_meta_gradient(model, task, _torch_clip_descent) for task in tasks]
+    for a, *bs in zip(ours, *per_task):
+        np.testing.assert_allclose(a, sum(bs), rtol=1e-9, atol=1e-12)
+
+
+def _scalar_meta_loss(rule):
+    """MAML on ``{"a": 0-d array, "w": vector}``: the 0-d ``a`` must keep being stepped when traced."""
+
+    def meta_loss(model, task):
+        (xs, ys), (xq, yq) = task
+        loss = lambda m, x, y: anp.mean((m["a"] * anp.tanh(x @ m["w"]) - y[:, 0]) ** 2)  # noqa: E731
+        state = setup(rule, model)
+        for _ in range(INNER_STEPS):
+            state, model = update(state, model, grad(loss)(model, xs, ys))
+        assert isinstance(value_of(model["a"]), np.ndarray)
+        return loss(model, xq, yq)
+
+    return meta_loss
+
+
+def _torch_scalar_meta_gradient(model, task, step):
+    (xs, ys), (xq, yq) = task
+    loss = lambda ps, x, y: ((ps[0] * torch.tanh(torch.tensor(x) @ ps[1]) - torch.tensor(y[:, 0])) ** 2).mean()  # noqa: E731
+    params = [torch.tensor(model[k], requires_grad=True) for k in ("a", "w")]
+    adapted, state = params, ([torch.zeros_like(p) for p in params], [torch.zeros_like(p) for p in params])
+    for t in range(1, INNER_STEPS + 1):
+        adapted, state = step(adapted, torch.autograd.grad(loss(adapted, xs, ys), adapted, create_graph=True), state, t)
+    return [g.numpy() for g in torch.autograd.grad(loss(adapted, xq, yq), params)]
+
+
+@pytest.mark.parametrize("rule,step", [(Descent(INNER_LR), _torch_descent), (Adam(**ADAM), _torch_adam)],
+                         ids=["Descent", "Adam"])
+def test_zero_dim_parameter_trains_under_a_derivative_like_torch(rule, step):
+    model, task = {"a": np.array(0.8), "w": np.array([0.5, -0.3])}, _task(2)
+    ours = grad(_scalar_meta_loss(rule))(model, task)
+    theirs = _torch_scalar_meta_gradient(model, task, step)
+    for k, b in zip(("a", "w"), theirs):
+        np.testing.assert_allclose(ours[k], b, rtol=1e-9, atol=1e-12)
+    assert gradcheck(lambda m: _scalar_meta_loss(rule)(m, task), model)
+
+
 def test_maml_meta_loss_value_equals_the_plain_inner_loop():
     model, task = MLP([2, 8, 1], dtype=np.float64, seed=1), _task()
     value, _ = autodiff.value_and_grad(_meta_loss(Adam(**ADAM)))(model, task)
@@ -124,6 +183,7 @@ RULES = {
     "ClipNorm clipping": OptimiserChain(ClipNorm(1.0), Momentum(0.1, 0.8)),
     "ClipNorm not clipping": OptimiserChain(ClipNorm(100.0), Descent(0.1)),
     "chain": OptimiserChain(WeightDecay(0.01), ClipGrad(0.7), Adam(0.05, 0.8, 0.9, 1e-3)),
+    "nested chain": OptimiserChain(OptimiserChain(WeightDecay(0.01)), OptimiserChain(ClipNorm(1.0), Momentum(0.1))),
 }
 
 r = np.random.default_rng(5)
