@@ -46,7 +46,13 @@ def vmap(f, in_axes=0, out_axes=0, axis_size=None):
     _check_spec(out_axes, "out_axes")
 
     @functools.wraps(f)
-    def mapped(*args):
+    def mapped(*args, **kwargs):
+        if kwargs:
+            raise TypeError(
+                f"vmap: the mapped function got keyword arguments {sorted(kwargs)}, which in_axes cannot name; pass "
+                "them positionally (in_axes None for one the same for every example), or close over them: "
+                "vmap(lambda x: f(x, s=2.0))"
+            )
         inputs = _batched_leaves(args, in_axes)
         size = _batch_size(inputs, axis_size)
         with open_batch(size) as level:

@@ -459,6 +459,8 @@ def test_a_branch_on_a_batched_value_says_what_to_do():
     (lambda: vmap(lambda x: x, out_axes=None)(np.ones(2)), r"vmap: out_axes is None at output, but"),
     (lambda: vmap(lambda x: x, in_axes="0")(np.ones(2)), r"vmap: in_axes must be an int, None"),
     (lambda: vmap(lambda x: x, axis_size=3)(np.ones(2)), r"vmap: axis_size=3 but the batched arguments have 2"),
+    (lambda: vmap(lambda x, s=1.0: x * s)(np.ones(2), s=2.0),
+     r"vmap: the mapped function got keyword arguments \['s'\].*pass them positionally"),
 ])
 def test_errors_name_vmap_the_place_and_the_fix(call, message):
     with pytest.raises((ValueError, TypeError), match=message):
