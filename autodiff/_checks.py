@@ -16,28 +16,65 @@ from ._traced import value_of
 from ._trees import leaves
 
 
-def check_scalar_output(value):
+def check_scalar_output(value, name="grad", has_aux=False):
     """Refuse a ``grad`` output that is not a real scalar (under ``vmap``, one example's shape is read).
+
+    ``name`` is the transform's, for the message; ``has_aux`` says whether ``value`` is the first of a pair.
 
     >>> check_scalar_output(np.ones(3))
     Traceback (most recent call last):
     ...
     TypeError: grad: the function must return a scalar, but it returned an array of shape (3,). Reduce it to a
     scalar (e.g. `.sum()`), or use autodiff.jacobian / autodiff.vjp for non-scalar outputs
+    >>> check_scalar_output((1.0, "note"), "hvp")
+    Traceback (most recent call last):
+    ...
+    TypeError: hvp: f returned a tuple of 2; the function must return a scalar (did you mean has_aux=True,
+    returning (loss, aux)?)
     """
+    refuse_sequence_output(value, name, has_aux)
     plain = value_of(value)
     scalar = isinstance(plain, (float, int, np.generic)) or (type(plain) is np.ndarray and not example_shape(value))
     if not scalar:
         raise TypeError(
-            f"grad: the function must return a scalar, but it returned "
+            f"{name}: the function must return a scalar, but it returned "
             f"{describe(plain, example_shape(value))}. Reduce it to a scalar (e.g. `.sum()`), or use "
             "autodiff.jacobian / autodiff.vjp for non-scalar outputs"
         )
     if type(plain) is not float and _dtype(plain).kind == "c":
         raise TypeError(
-            "grad: the function returned a complex scalar; grad needs a real one. "
+            f"{name}: the function returned a complex scalar; {name} needs a real one. "
             "Take `.real` or abs(...) of it, or use autodiff.vjp with a complex cotangent"
         )
+
+
+def refuse_sequence_output(value, name, has_aux=False):
+    """Refuse a tuple or list where a scalar loss belongs: most often an ``(loss, aux)`` pair without
+    ``has_aux`` (reading it as an array would fail later, far from the cause)."""
+    if isinstance(value, (tuple, list)):
+        hint = "" if has_aux else " (did you mean has_aux=True, returning (loss, aux)?)"
+        raise TypeError(
+            f"{name}: f returned a {type(value).__name__} of {len(value)}; the function must return a scalar{hint}"
+        )
+
+
+def scalar_valued(f, has_aux, name):
+    """``f``, checked to return a real scalar (the first of its ``(out, aux)`` pair with ``has_aux``); a bad
+    return raises naming the transform ``name`` (``grad`` inside it would name itself).
+
+    >>> scalar_valued(lambda x: (x, 1), False, "hessian")(2.0)
+    Traceback (most recent call last):
+    ...
+    TypeError: hessian: f returned a tuple of 2; the function must return a scalar (did you mean has_aux=True,
+    returning (loss, aux)?)
+    """
+
+    def f_scalar(*args, **kwargs):
+        result = f(*args, **kwargs)
+        check_scalar_output(result[0] if has_aux else result, name, has_aux)
+        return result
+
+    return f_scalar
 
 
 def _dtype(value):
@@ -75,8 +112,10 @@ def at_output(path):
     return "output" + "".join(f"[{k!r}]" for k in path)
 
 
-def refuse_argument(x, i):
+def refuse_argument(x, i, name=None):
     """Refuse argument ``i`` of ``grad``'s ``argnums``: neither a float or complex value nor a container.
+
+    ``name``, when given, is the transform's, put first in the message.
 
     >>> refuse_argument(3, 0)
     Traceback (most recent call last):
@@ -84,18 +123,39 @@ def refuse_argument(x, i):
     TypeError: argument 0 has dtype int64; only float and complex values can be differentiated. Pass a float (e.g.
     3.0) or leave it out of argnums
     """
-    v = value_of(x)
+    v, who = value_of(x), f"{name}: " if name else ""
     if isinstance(v, (np.ndarray, np.generic, numbers.Number)):
         raise TypeError(
-            f"argument {i} has dtype {np.result_type(v)}; only float and complex "
+            f"{who}argument {i} has dtype {np.result_type(v)}; only float and complex "
             f"values can be differentiated. Pass a float (e.g. {_as_float_hint(v)}) "
             "or leave it out of argnums"
         )
     raise TypeError(
-        f"argument {i} is a {type(v).__name__}, and autodiff cannot see inside it. "
+        f"{who}argument {i} is a {type(v).__name__}, and autodiff cannot see inside it. "
         "Make it a dataclass, register it with autodiff.extend.register_container "
         "(or traversal.register), or leave it out of argnums"
     )
+
+
+def refuse_complex_inputs(name, paths_and_leaves, instead):
+    """Refuse a complex leaf where transform ``name`` needs real inputs: the derivative of a non-holomorphic
+    ``f`` at a complex ``z`` moves with ``conj(v)`` too, so no complex matrix holds it (docs/complex.md).
+
+    >>> refuse_complex_inputs("jacfwd", [((0,), np.ones(2, complex))], "Use autodiff.jacrev.")
+    Traceback (most recent call last):
+    ...
+    TypeError: jacfwd: arg 0 has dtype complex128, but jacfwd needs real inputs: at a complex input the
+    derivative of a non-holomorphic f is not a complex matrix, and the imaginary directions would be lost.
+    Use autodiff.jacrev.
+    """
+    for path, leaf in paths_and_leaves:
+        dtype = np.result_type(value_of(leaf))
+        if dtype.kind == "c":
+            raise TypeError(
+                f"{name}: {format_path(path)} has dtype {dtype}, but {name} needs real inputs: at a complex "
+                "input the derivative of a non-holomorphic f is not a complex matrix, and the imaginary "
+                f"directions would be lost. {instead}"
+            )
 
 
 def _as_float_hint(v):

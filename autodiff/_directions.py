@@ -76,10 +76,12 @@ class Variables:
         self.primals = primals
         self.leaves, self.paths, self.at = [], [], {}  # per variable: leaf, paths; path -> variable
         self.every_path = []  # the key path of every leaf, differentiable or not, in order
+        self.held = {}  # path -> a leaf that cannot move (an int array, a string): no direction allowed there
         tied = {}  # (argument, id of an array) -> its variable
         for path, leaf in leaves(primals):
             self.every_path.append(path)
             if not is_differentiable(leaf):
+                self.held[path] = leaf
                 continue
             is_array = isinstance(value_of(leaf), np.ndarray)  # scalars are values: never tied
             v = tied.get((path[0], id(leaf))) if is_array else None
@@ -156,6 +158,8 @@ class Variables:
     def directions(self, name, tangents, bare):
         """One direction per variable, ``None`` for zero: ``tangents`` checked leaf by leaf."""
         entries = _entries(name, self.every_path, tangents, bare)
+        for path, leaf in self.held.items():
+            _refuse_direction(name, entries[path], leaf, path, bare)
         directions, first = [None] * len(self.leaves), [None] * len(self.leaves)
         for path, v in self.at.items():
             t = entries[path]
@@ -223,6 +227,28 @@ def _check_leaf(name, t, primal, path, bare):
             f"{name}: {where} is {_describe(tv, tshape)}, but the primal there is {_describe(pv, pshape)}; "
             "pass a tangent of the primal's exact shape and dtype (e.g. cast with .astype)"
         )
+
+
+def _refuse_direction(name, t, primal, path, bare):
+    """Refuse a nonzero number at a leaf that cannot move (an int array, a string): forward mode would
+    drop the direction silently, where ``grad`` refuses the same argument.  The primal's own leaf is no
+    direction (``fmap`` leaves it in place at a leaf it skips), nor is ``None``, zeros or a non-number."""
+    tv, pv = value_of(t), value_of(primal)
+    if t is primal or not _is_numeric(tv) or not np.any(tv):
+        return  # nothing is lost
+    kind = f"dtype {np.result_type(pv)}" if _is_numeric(pv) else f"type {type(pv).__name__}"
+    raise TypeError(
+        f"{name}: {_where(path, bare)} is a nonzero direction, but the primal there has {kind}, which cannot "
+        "be differentiated, so the direction would be dropped; cast the primal to float "
+        "(e.g. np.asarray(x, dtype=float)), or pass None there"
+    )
+
+
+def _is_numeric(v):
+    """A number or an array of numbers (not of objects: ``fmap(np.ones_like, model)`` makes those of functions)."""
+    if isinstance(v, (np.ndarray, np.generic)):
+        return v.dtype.kind in "biufc"
+    return isinstance(v, numbers.Number)
 
 
 def _describe(v, shape=None):

@@ -7,14 +7,18 @@ once (``linearize``), pushes ``v`` along its record, takes one Hessian-vector pr
 ``f``'s output and pulls the result back over the same record.
 """
 
+from ._calls import on_arguments
+from ._directions import Variables, chosen_arguments
 from ._higher import hvp, linearize
 
 
-def ggnvp(f, g, primals, tangents):
+def ggnvp(f, g, primals, tangents, argnums=None):
     """``J_fᵀ H_g J_f v`` at ``primals`` for ``v = tangents``, in the structure of the primals.
 
     ``f`` maps the primals to an output (an array or a structure); ``g`` maps that output to a real
-    scalar loss.  ``tangents`` mirrors ``primals``, as for :func:`autodiff.jvp` and :func:`autodiff.hvp`.
+    scalar loss.  Primals and tangents are read as :func:`autodiff.hvp` reads them: a tuple of
+    positional arguments gives a tuple, one bare primal (an array, a model) with its bare tangent gives
+    a bare result, and ``argnums`` moves only the arguments it names, the others held.
     When ``f`` is linear the GGN is the Hessian of ``g ∘ f``, so ``ggnvp`` equals ``hvp``.
 
     >>> import numpy as np
@@ -25,8 +29,14 @@ def ggnvp(f, g, primals, tangents):
     >>> (gv,) = ggnvp(f, g, (w,), (v,))
     >>> np.allclose(gv, 2 * (1 - np.tanh(w) ** 2) ** 2 * v)
     True
+    >>> np.allclose(ggnvp(f, g, w, v), gv)
+    True
+    >>> ggnvp(lambda w, c: c * w, g, (w, 3.0), v, argnums=0)
+    array([18., 18.])
     """
-    primals, tangents = tuple(primals), tuple(tangents)
-    out, f_jvp = linearize(f, *primals)  # f runs once: J v pushed along its record, Jᵀ u pulled back over it
+    args, nums, chosen, tangents, bare = chosen_arguments("ggnvp", primals, tangents, argnums)
+    Variables(chosen).directions("ggnvp", tangents, bare)  # checked here, so errors name ggnvp
+    out, f_jvp = linearize(on_arguments(f, args, nums), *chosen)  # f runs once: J v pushed, Jᵀ u pulled back
     (h_f_v,) = hvp(g, (out,), (f_jvp(*tangents),))
-    return f_jvp.transpose(h_f_v)
+    result = f_jvp.transpose(h_f_v)
+    return result[0] if bare else result

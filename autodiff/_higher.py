@@ -14,6 +14,7 @@ from . import _backward
 from ._arguments import is_differentiable, zeros_like_primal
 from ._arguments import materialise as materialise_ct
 from ._calls import checked_aux, on_arguments, split_aux
+from ._checks import scalar_valued
 from ._directions import Variables, as_arguments, chosen_arguments
 from ._forward import dual, open_pushforward
 from ._jvp_rules import jvp_rule_of
@@ -134,7 +135,7 @@ def hvp(f, primals, tangents, argnums=None, has_aux=False, mode="reverse_over_fo
     args, nums, primals, tangents, bare = chosen_arguments("hvp", primals, tangents, argnums)
     variables = Variables(primals)
     directions = variables.directions("hvp", tangents, bare)
-    f = checked_aux(on_arguments(f, args, nums), has_aux, "hvp")
+    f = scalar_valued(checked_aux(on_arguments(f, args, nums), has_aux, "hvp"), has_aux, "hvp")
     modes = {"reverse_over_forward": _reverse_over_forward, "forward_over_reverse": _forward_over_reverse}
     if mode not in modes:
         raise ValueError(f"hvp: mode must be one of {sorted(modes)}, not {mode!r}")

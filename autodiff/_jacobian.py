@@ -18,6 +18,8 @@ from . import _ops, _trees
 from ._arguments import is_differentiable
 from ._batching import example_shape
 from ._calls import argnums_of, checked_aux, on_arguments, split_aux
+from ._checks import refuse_argument, refuse_complex_inputs, scalar_valued
+from ._containers import node_of
 from ._directions import Variables
 from ._forward import dual, open_pushforward
 from ._higher import materialise
@@ -142,6 +144,9 @@ def _stack(primal, rows, out_shape, size):
 def hessian(f, argnums=0):
     """Hessian of a scalar ``f``, ``jacfwd`` of its gradient: ``h.W1.W2`` has shape ``W1.shape + W2.shape``.
 
+    Complex arguments are refused: the Hessian of a real ``f`` of ``z`` moves with ``conj(v)`` too, so it is
+    no complex matrix; :func:`autodiff.hvp` gives its products.
+
     >>> import numpy as np
     >>> hessian(lambda x: (x ** 3).sum())(np.array([1.0, 2.0]))
     array([[ 6.,  0.],
@@ -151,13 +156,31 @@ def hessian(f, argnums=0):
     array([[2., 2., 2.],
            [2., 2., 2.]])
     """
-    jacobian_of_gradient = jacfwd(grad(f, argnums), argnums)
+    jacobian_of_gradient = jacfwd(grad(scalar_valued(f, False, "hessian"), argnums), argnums)
 
     def hessian_f(*args):
-        argnums_of(argnums, len(args), "hessian")  # named here: the transforms inside would name themselves
+        _real_variables("hessian", args, argnums_of(argnums, len(args), "hessian"), _HESSIAN_INSTEAD)
         return jacobian_of_gradient(*args)
 
     return hessian_f
+
+
+_HESSIAN_INSTEAD = ("Use autodiff.hvp for Hessian-vector products, or make the real and imaginary parts the "
+                    "arguments (z = x + 1j * y).")
+_JACFWD_INSTEAD = ("Use autodiff.jacrev (its rows follow docs/complex.md's convention), or autodiff.jvp along each "
+                   "direction, 1j * e_k included.")
+
+
+def _real_variables(name, args, nums, instead):
+    """The :class:`Variables` of ``args[nums]``, refusing a bare argument that cannot be differentiated (an int)
+    and a complex leaf (``instead`` says what to use)."""
+    for n in nums:
+        if node_of(args[n]) is None and not is_differentiable(args[n]):
+            refuse_argument(args[n], n, name)
+    variables = Variables(tuple(args[n] for n in nums))
+    at = [((nums[p[0]],) + p[1:], leaf) for p, leaf in zip(variables.homes(), variables.leaves)]
+    refuse_complex_inputs(name, at, instead)
+    return variables
 
 
 def jacfwd(f, argnums=0, has_aux=False):
@@ -165,7 +188,8 @@ def jacfwd(f, argnums=0, has_aux=False):
     element if a rule cannot batch); structured as :func:`jacrev`.
 
     Cheaper than ``jacrev`` when the arguments have fewer elements than the output.
-    ``argnums`` and ``has_aux`` are :func:`jacrev`'s.
+    ``argnums`` and ``has_aux`` are :func:`jacrev`'s.  Complex arguments are refused, as in JAX and
+    ``torch.func``: pushing ``e_k`` alone would drop the direction ``1j * e_k`` (use ``jacrev`` or ``jvp``).
 
     >>> import numpy as np
     >>> jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
@@ -178,7 +202,7 @@ def jacfwd(f, argnums=0, has_aux=False):
 
     def jacfwd_f(*args):
         nums = argnums_of(argnums, len(args), "jacfwd")
-        variables = Variables(tuple(args[n] for n in nums))
+        variables = _real_variables("jacfwd", args, nums, _JACFWD_INSTEAD)
         f_nums = on_arguments(f, args, nums)
 
         def f_of(xs):

@@ -112,7 +112,15 @@ defbatch(_concatenate_p, concatenate_rule)
 
 
 def concatenate(arrays, axis=0):
-    """Join a sequence of arrays along an existing axis."""
+    """Join a sequence of arrays along an existing axis; ``axis=None`` ravels them first, as numpy does
+    (so the primitive, its pullback and its batch rule only ever see an integer axis).
+
+    >>> import numpy as np
+    >>> concatenate([np.ones((2, 2)), np.zeros(1)], axis=None)
+    array([1., 1., 1., 1., 0.])
+    """
+    if axis is None:
+        return _concatenate_p(*[ravel(a) for a in arrays], axis=0)
     return _concatenate_p(*arrays, axis=axis)
 
 
