@@ -73,6 +73,12 @@ def _at_output(pullback, outs, treedef, j, primals, chunk_size=None):
     if not is_differentiable(outs[j]):
         return None
     shape, dtype = example_shape(outs[j]), _dtype(outs[j])
+    if dtype.kind == "c":
+        raise TypeError(
+            f"jacobian: output {j} is complex ({dtype}); a row per output element pulls back a real 1, which "
+            "keeps the real part's derivative only (torch.func and JAX refuse this too). Split the output, "
+            "jacobian(lambda x: (anp.real(f(x)), anp.imag(f(x)))), or use jvp, or vjp with complex cotangents"
+        )
     size = int(np.prod(shape))
     basis = np.eye(size, dtype=dtype).reshape((size,) + shape) if size else np.zeros((1,) + shape, dtype)
     if size:

@@ -42,6 +42,20 @@ def test_hessian_refuses_complex_inputs_and_names_hvp():
 
 
 @needs_torch
+@needs_torch
+def test_jacrev_refuses_complex_outputs_as_torch_does_and_the_split_form_matches_torch():
+    """Rows from real unit cotangents keep only the real part's derivative: refused, as torch.func does."""
+    t = np.array([0.3, -1.2])
+    with pytest.raises(TypeError, match=r"jacobian: output 0 is complex.*anp\.real\(f\(x\)\)"):
+        jacrev(lambda t: anp.exp(1j * t))(t)
+    with pytest.raises(RuntimeError, match="real"):
+        torch.func.jacrev(lambda t: torch.exp(1j * t))(torch.tensor(t))
+    got = jacrev(lambda t: (anp.real(anp.exp(1j * t)), anp.imag(anp.exp(1j * t))))(t)
+    want = torch.func.jacrev(lambda t: (torch.exp(1j * t).real, torch.exp(1j * t).imag))(torch.tensor(t))
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w.numpy(), rtol=1e-12)
+
+
 def test_complex_jvp_matches_torch_and_the_rows_of_jacrev():
     out, tangent = jvp(lambda z: _abs_squared(z, anp), Z, V)
     _, want = torch.func.jvp(lambda z: _abs_squared(z, torch), (torch.tensor(Z),), (torch.tensor(V),))
