@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from traversal import fmap_with_path, isnumeric
+from traversal import fmap, fmap_with_path, isnumeric
 
 _RENAME = {"gamma": "weight", "beta": "bias"}
 
@@ -15,6 +15,8 @@ def torch_name(path):
     'layer1.0.downsample.1.weight'
     """
     keys = [str(k) for k in path if k != "layers"]
+    if not keys:
+        raise ValueError(f"torch_name: the key path {path} has no torch name (torch drops 'layers' keys)")
     keys[-1] = _RENAME.get(keys[-1], keys[-1])
     return ".".join(keys)
 
@@ -24,29 +26,37 @@ def load_torch_state_dict(model, state_dict):
 
     Names map as :func:`torch_name` says; shapes must match exactly.  A key
     the model lacks (other than ``num_batches_tracked``) or a missing key
-    raises, naming it.
-    """
-    used = set()
+    raises, naming it.  A tie (one array at several positions) takes every
+    one of its torch keys, as torch's ``state_dict()`` lists a tied parameter
+    under each name; they must hold equal values, and the loaded model keeps the tie.
 
-    def take(path, leaf):
-        if not isnumeric(leaf):
-            return leaf
-        name = torch_name(path)
+    >>> from layers import Chain, Dense, Embedding
+    >>> emb = Embedding.init(4, 3)
+    >>> tied = Chain([emb, Dense(emb.weight, np.zeros(4, np.float32))])
+    >>> back = load_torch_state_dict(tied, save_torch_state_dict(tied))
+    >>> back.layers[0].weight is back.layers[1].weight
+    True
+    """
+    fn, values, used = "load_torch_state_dict", {}, set()
+    for name, path, leaf in _arrays(model, fn):
         if name not in state_dict:
-            raise KeyError(f"load_torch_state_dict: the model's {path} expects torch key {name!r}, "
-                           "which the state dict lacks")
+            raise KeyError(f"{fn}: the model's {path} expects torch key {name!r}, which the state dict lacks")
         value = _numpy(state_dict[name])
         if value.shape != leaf.shape:
-            raise ValueError(f"load_torch_state_dict: {name} has shape {value.shape} in torch but "
-                             f"{leaf.shape} at {path}")
+            raise ValueError(f"{fn}: {name} has shape {value.shape} in torch but {leaf.shape} at {path}")
+        first, kept = values.setdefault(id(leaf), (name, value))
+        if first != name and not np.array_equal(value, kept):
+            raise ValueError(f"{fn}: torch keys {first!r} and {name!r} hold different values, but the model ties "
+                             f"them (one array at both places); make them equal, or untie the model")
         used.add(name)
-        return value.astype(leaf.dtype)
-
-    new = fmap_with_path(take, model, exclude=lambda x: isnumeric(x) or not _has_children(x))
     extra = [k for k in state_dict if k not in used and not k.endswith("num_batches_tracked")]
     if extra:
-        raise KeyError(f"load_torch_state_dict: torch keys with no place in the model: {extra[:5]}")
-    return new
+        raise KeyError(f"{fn}: torch keys with no place in the model: {extra[:5]}")
+
+    def take(leaf):  # the identity cache gives every position of a tie the same new array
+        return values[id(leaf)][1].astype(leaf.dtype) if isnumeric(leaf) else leaf
+
+    return fmap(take, model, exclude=_position)
 
 
 def save_torch_state_dict(model):
@@ -56,7 +66,8 @@ def save_torch_state_dict(model):
     of torch's own ``state_dict()``), every float array copied into a CPU tensor of its dtype,
     non-trainable buffers included.  Tied positions share one tensor, as in torch.  Every
     ``running_var`` gets its torch sibling ``num_batches_tracked``, 0: our BatchNorm has a fixed
-    momentum, and torch reads the count only when ``momentum=None``.  Needs torch.
+    momentum, and torch reads the count only when ``momentum=None``.  Two arrays that would get one
+    torch name (``gamma`` and ``weight`` side by side) raise.  Needs torch.
 
     >>> from layers import Dense
     >>> {k: tuple(v.shape) for k, v in save_torch_state_dict([Dense.init(3, 2)]).items()}
@@ -65,19 +76,39 @@ def save_torch_state_dict(model):
     import torch
 
     state, tensors = {}, {}
+    for name, _, leaf in _arrays(model, "save_torch_state_dict"):
+        if id(leaf) not in tensors:  # _arrays keeps every leaf alive, so ids stay unique
+            tensors[id(leaf)] = torch.from_numpy(np.array(leaf))
+        state[name] = tensors[id(leaf)]
+        if name.endswith("running_var"):
+            state[name[: -len("running_var")] + "num_batches_tracked"] = torch.tensor(0)
+    return state
 
-    def put(path, leaf):
+
+def _arrays(model, fn):
+    """``[(torch name, key path, array)]`` for every array position of ``model``, each position of a tie too."""
+    if not _has_children(model):
+        raise TypeError(f"{fn}: the model is a {type(model).__name__} with no children, so its arrays have no "
+                        "torch names; pass a layer, a Chain, or a dict such as {'weight': array}")
+    found = []
+
+    def note(path, leaf):
         if isnumeric(leaf):
-            name = torch_name(path)
-            if id(leaf) not in tensors:
-                tensors[id(leaf)] = (leaf, torch.from_numpy(np.array(leaf)))  # keep leaf alive: ids stay unique
-            state[name] = tensors[id(leaf)][1]
-            if name.endswith("running_var"):
-                state[name[: -len("running_var")] + "num_batches_tracked"] = torch.tensor(0)
+            found.append((path, leaf))
         return leaf
 
-    fmap_with_path(put, model, exclude=lambda x: isnumeric(x) or not _has_children(x), cache=False)
-    return state
+    fmap_with_path(note, model, exclude=_position, cache=False)
+    found, seen = [(torch_name(path), path, leaf) for path, leaf in found], {}
+    for name, path, _ in found:
+        if name in seen:
+            raise ValueError(f"{fn}: {seen[name]} and {path} both become torch key {name!r} (torch names drop "
+                             "'layers' and write gamma/beta as weight/bias); rename one of them")
+        seen[name] = path
+    return found
+
+
+def _position(x):
+    return isnumeric(x) or not _has_children(x)
 
 
 def _has_children(x):

@@ -275,6 +275,40 @@ def test_a_member_edited_behind_the_metadata_is_caught(tmp_path):
         load(tmp_path / "e.npz", {"w": np.zeros(2)})
 
 
+_W = {"kind": "array", "dtype": "float64", "shape": [2]}
+_DAMAGE = {  # what a damaged __checkpoint__ member holds -> what the error must say is wrong
+    "not json": (b"{not json", "'__checkpoint__' member is not JSON .JSONDecodeError"),
+    "a list": (b"[1, 2]", "'__checkpoint__' member is a JSON list, not an object"),
+    "entries a list": ({"entries": []}, "'entries' is a list, not a JSON object"),
+    "tie without to": ({"entries": {"w": _W, "v": {**_W, "kind": "tie"}}}, "entry 'v'.*KeyError: 'to'"),
+    "unknown kind": ({"entries": {"w": {**_W, "kind": "blob"}}}, "entry 'w'.*KeyError: 'blob'"),
+    "unknown type": ({"entries": {"w": _W, "s": {"kind": "value", "type": "module", "value": 1}}},
+                     "entry 's'.*KeyError: 'module'"),
+    "float hello": ({"entries": {"w": _W, "s": {"kind": "value", "type": "float", "value": "hello"}}},
+                    "entry 's'.*ValueError: could not convert"),
+    "entry not a dict": ({"entries": {"w": _W, "s": 5}}, "entry 's', 5, .*TypeError"),
+    "shape not ints": ({"entries": {"w": {**_W, "shape": ["2"]}}}, "entry 'w'.*not a list of ints"),
+}
+
+
+@pytest.mark.parametrize("case", list(_DAMAGE))
+def test_damaged_metadata_is_a_checkpoint_error_naming_the_file_and_the_damage(tmp_path, case):
+    meta, says = _DAMAGE[case]
+    if isinstance(meta, dict):
+        meta = json.dumps({"format": "traversal-checkpoint", "version": 1, **meta}).encode()
+    np.savez(tmp_path / "d.npz", __checkpoint__=np.frombuffer(meta, np.uint8), w=np.ones(2))
+    with pytest.raises(CheckpointError, match=f"^load: .*d.npz is damaged: .*{says}.*save the model again with "
+                                              "traversal.save, or load an undamaged copy") as caught:
+        load(tmp_path / "d.npz", {"w": np.zeros(2), "v": np.zeros(2), "s": 0.0})
+    assert caught.value.__cause__ is not None or case in ("a list", "entries a list")  # the original error, chained
+
+
+def test_undamaged_metadata_of_another_structure_keeps_its_own_message(tmp_path):
+    save(tmp_path / "w.npz", {"w": np.ones(2), "s": 1.5})
+    with pytest.raises(CheckpointError, match="(?s)does not fit like at 2 key path.*s: the file has the float 1.5"):
+        load(tmp_path / "w.npz", {"w": np.zeros(3), "s": np.tanh})
+
+
 def test_a_header_claiming_a_huge_array_is_refused_before_allocating(tmp_path):
     path = tmp_path / "huge.npz"
     with zipfile.ZipFile(path, "w") as z:
@@ -383,6 +417,55 @@ def test_tied_arrays_share_one_tensor_like_torch():
     assert state["embed.weight"] is state["head.weight"]
     w[0, 0] = 5  # a copy: the state dict never aliases the model's arrays
     assert state["embed.weight"][0, 0] == 1
+
+
+def _tied_torch_pair(torch):
+    """torch's tied embedding and output layer (the state dict lists the one parameter under both names), and
+    ours, tied the same way."""
+    module = torch.nn.Sequential(torch.nn.Embedding(4, 3), torch.nn.Linear(3, 4))
+    module[1].weight = module[0].weight
+    emb = layers.Embedding.init(4, 3)
+    return module, layers.Chain([emb, layers.Dense(emb.weight, np.zeros(4, np.float32))])
+
+
+def test_a_tied_model_loads_and_saves_torch_state_dicts_like_torch():
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
+    module, ours = _tied_torch_pair(torch)
+    reference = module.state_dict()
+    assert list(reference) == ["0.weight", "1.weight", "1.bias"]  # torch lists the tie under both names
+    loaded = layers.load_torch_state_dict(ours, reference)
+    assert loaded.layers[0].weight is loaded.layers[1].weight  # the tie is kept
+    assert np.array_equal(loaded.layers[1].weight, reference["1.weight"].numpy())
+    back = layers.save_torch_state_dict(loaded)
+    assert list(back) == list(reference) and all(torch.equal(back[k], reference[k]) for k in reference)
+    module.load_state_dict(back)  # strict
+    again = layers.load_torch_state_dict(ours, layers.save_torch_state_dict(ours))  # our own round trip
+    assert again.layers[0].weight is again.layers[1].weight
+
+
+def test_a_tie_whose_torch_values_differ_is_refused_naming_both_keys():
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
+    _, ours = _tied_torch_pair(torch)
+    state = {k: v.clone() for k, v in layers.save_torch_state_dict(ours).items()}
+    state["1.weight"] += 1
+    with pytest.raises(ValueError, match="load_torch_state_dict: torch keys '0.weight' and '1.weight' hold "
+                                         "different values, but the model ties them.*make them equal, or untie"):
+        layers.load_torch_state_dict(ours, state)
+
+
+def test_torch_names_that_collide_and_bare_arrays_are_refused():
+    pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
+    two = {"b": {"gamma": np.ones(3), "weight": np.zeros(3)}}
+    with pytest.raises(ValueError, match="save_torch_state_dict: b.gamma and b.weight both become torch key "
+                                         "'b.weight'.*rename one of them"):
+        layers.save_torch_state_dict(two)
+    with pytest.raises(ValueError, match="load_torch_state_dict: b.gamma and b.weight both become torch key"):
+        layers.load_torch_state_dict(two, {"b.weight": np.ones(3)})
+    for call in (layers.save_torch_state_dict, lambda m: layers.load_torch_state_dict(m, {"": np.ones(3)})):
+        with pytest.raises(TypeError, match="_torch_state_dict: the model is a ndarray with no children.*pass a "
+                                            "layer, a Chain, or a dict such as {'weight': array}"):
+            call(np.ones(3, np.float32))
+
 
 
 def test_each_member_is_an_npy_file_numpy_reads_back_exactly(tmp_path):

@@ -89,6 +89,35 @@ def test_setkeypath_copies():
     assert new["a"][0] is model["a"][0]
 
 
+def test_a_printed_key_path_string_is_read_as_the_path_it_prints():
+    model = gallery()
+    for p, arr in trainables(model, path=True):
+        assert getkeypath(model, str(p)) is arr and haskeypath(model, str(p))
+        assert getkeypath(setkeypath(model, str(p), "new"), p) == "new"
+    assert getkeypath({"a": [5, {"b": 6}]}, "a[1].b") == 6 and not haskeypath({"a": [5]}, "a[1]")
+    assert getkeypath({"a.b": 1, "a": {"b": 2}}, "a.b") == 1  # a string that is a top-level key is that key
+    with pytest.raises(ValueError, match=r"getkeypath: 'a\.\.b' is not a key of the dict at the root, and "
+                                         r"KeyPath.parse: cannot read .*write keys as in str\(KeyPath"):
+        getkeypath({"a": 1}, "a..b")
+
+
+@pytest.mark.parametrize("fn", [getkeypath, haskeypath, lambda x, p: setkeypath(x, p, 0)])
+def test_a_bool_is_refused_as_a_sequence_position(fn):
+    with pytest.raises(TypeError, match=r"keypath: the key True at a is a bool, but the list there is indexed "
+                                        r"by int positions; write 1 if you mean position 1"):
+        fn({"a": [5, 6]}, ("a", True))
+    assert getkeypath({True: 3}, (True,)) == 3  # a dict may have bool keys
+
+
+def test_setkeypath_replaces_one_position_of_a_tie_or_shared_layer():
+    w = np.ones(2)
+    new = setkeypath({"enc": w, "dec": w, "more": [w]}, "dec", np.zeros(2))
+    assert new["enc"] is w and new["more"][0] is w and not new["dec"].any()
+    layer = {"weight": w}
+    shared = setkeypath([layer, layer], KeyPath(1, "weight"), np.zeros(2))
+    assert shared[0] is layer and shared[1]["weight"].sum() == 0
+
+
 def test_gradient_through_trainables_first_occurrence_and_none():
     m1, z = np.array([1.0, 2, 3]), np.array([4.0, 5, 6])
     m4 = {"x": m1, "y": m1, "z": z}

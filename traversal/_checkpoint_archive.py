@@ -15,7 +15,7 @@ import zipfile
 
 import numpy as np
 
-from ._checkpoint_entries import CheckpointError
+from ._checkpoint_entries import CheckpointError, check_entry
 
 __all__ = ["META", "STORED", "write", "Archive"]
 
@@ -80,11 +80,34 @@ class Archive:
             raise CheckpointError(f"load: {self.path} has no {META!r} member, so traversal.save did not write it (a "
                                   "torch file? read it with torch.load(..., weights_only=True) and "
                                   "layers.load_torch_state_dict)")
-        meta = json.loads(self._raw(META).tobytes().decode())
-        if meta.get("format") != FORMAT or meta.get("version", VERSION + 1) > VERSION:
+        raw = self._raw(META).tobytes()
+        try:
+            meta = json.loads(raw.decode())
+        except ValueError as e:  # JSONDecodeError, UnicodeDecodeError
+            raise self._damaged(f"its {META!r} member is not JSON", e) from e
+        if not isinstance(meta, dict):
+            raise self._damaged(f"its {META!r} member is a JSON {type(meta).__name__}, not an object")
+        if meta.get("format") != FORMAT or meta.get("version") not in range(1, VERSION + 1):
             raise CheckpointError(f"load: {self.path} is format {meta.get('format')!r} version "
                                   f"{meta.get('version')!r}; this reader knows {FORMAT!r} up to version {VERSION}")
-        return meta["entries"]
+        return self._entries(meta.get("entries"))
+
+    def _entries(self, entries):
+        """The metadata's entries, each checked to be one ``save`` writes, so later steps may index them."""
+        if not isinstance(entries, dict):
+            raise self._damaged(f"its metadata's 'entries' is a {type(entries).__name__}, not a JSON object")
+        for name, entry in entries.items():
+            try:
+                check_entry(entry)
+            except (KeyError, TypeError, ValueError) as e:
+                raise self._damaged(f"its metadata entry {name!r}, {entry!r:.100}, is not one traversal.save "
+                                    "writes", e) from e
+        return entries
+
+    def _damaged(self, what, cause=None):
+        why = f" ({type(cause).__name__}: {cause})" if cause else ""
+        return CheckpointError(f"load: {self.path} is damaged: {what}{why}; nothing was loaded: save the model "
+                               "again with traversal.save, or load an undamaged copy")
 
     def _check_members(self):
         expected = {META} | {name for name, e in self.entries.items() if e["kind"] in STORED}
@@ -94,8 +117,7 @@ class Archive:
             raise CheckpointError(f"load: refused {self.path}: members {unexpected[:10]} are not arrays its metadata "
                                   "lists (a checkpoint holds only .npy arrays); none of them was read")
         if absent:
-            raise CheckpointError(f"load: {self.path} is damaged: its metadata lists arrays {absent[:10]} "
-                                  "it does not hold")
+            raise self._damaged(f"its metadata lists arrays {absent[:10]} it does not hold")
 
     def read(self, name, entry):
         """Member ``name`` as an array, refusing pickled data, checked against its metadata ``entry``
@@ -106,8 +128,8 @@ class Archive:
 
     def _check(self, name, dtype, shape, entry):
         if str(dtype) != entry["dtype"] or list(shape) != entry["shape"]:
-            raise CheckpointError(f"load: {self.path} is damaged: member {name!r} is {dtype} {tuple(shape)}, "
-                                  f"but its metadata says {entry['dtype']} {tuple(entry['shape'])}")
+            raise self._damaged(f"member {name!r} is {dtype} {tuple(shape)}, but its metadata says "
+                                f"{entry['dtype']} {tuple(entry['shape'])}")
 
     def _raw(self, name, entry=None):
         info = self._info(name)
@@ -155,8 +177,7 @@ class Archive:
         self.file.seek(start)
         array = np.lib.format.read_array(self.file, allow_pickle=False)
         if self.file.tell() - start != info.file_size:
-            raise CheckpointError(f"load: {self.path} is damaged: member {name!r} does not end where its .npy "
-                                  "header says")
+            raise self._damaged(f"member {name!r} does not end where its .npy header says")
         return array
 
 

@@ -20,7 +20,7 @@ from autodiff.extend import Traced
 from ._functor import children, rebuild
 from ._walks import Done, Expand, execute
 
-__all__ = ["CheckpointError", "CheckpointWalk", "entries", "describe", "encode_value", "decode_value"]
+__all__ = ["CheckpointError", "CheckpointWalk", "entries", "describe", "encode_value", "decode_value", "check_entry"]
 
 
 class CheckpointError(ValueError):
@@ -174,3 +174,24 @@ def describe(entry):
     'a float32 array of shape (3, 2)'
     """
     return _DESCRIBE[entry["kind"]](entry)
+
+
+_FIELDS = {"array": {"dtype": str, "shape": list}, "tie": {"to": str, "dtype": str, "shape": list},
+           "value": {"type": str}, "scalar": {"dtype": str, "shape": list}, "object": {"type": str}}
+
+
+def check_entry(entry):
+    """Raise KeyError, TypeError or ValueError unless ``entry`` is an entry that ``save`` could write.
+
+    >>> check_entry({"kind": "array", "dtype": "float32", "shape": [3]})
+    >>> check_entry({"kind": "tie", "dtype": "float32", "shape": [3]})
+    Traceback (most recent call last):
+    KeyError: 'to'
+    """
+    for field, kind in _FIELDS[entry["kind"]].items():
+        if not isinstance(entry[field], kind):
+            raise TypeError(f"its {field!r} is a {type(entry[field]).__name__}, not a {kind.__name__}")
+    if not all(type(n) is int for n in entry.get("shape", [])):
+        raise TypeError(f"its shape {entry['shape']} is not a list of ints")
+    if entry["kind"] == "value":
+        decode_value(entry)
