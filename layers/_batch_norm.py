@@ -123,7 +123,18 @@ def _moments(r):
     return shift + centre, np.maximum(spread - centre ** 2, 0)
 
 
+def _check_count(x):
+    """Refuse one value per channel, as torch does: its statistics are that value, so ``y = beta`` and the running
+    variance decays towards 0.  Under vmap the examples are folded into the channels (:func:`_fold_channels`),
+    so this counts one example's values."""
+    if _count_and_shape(x)[0] == 1:
+        raise ValueError(f"BatchNorm: expected more than 1 value per channel when training, got input of shape "
+                         f"{np.shape(x)}: 1 value per channel (per example under autodiff.vmap); train with a larger "
+                         f"batch (or larger images), or use eval mode (train=False)")
+
+
 def _batch_norm(x, gamma, beta, eps):
+    _check_count(x)
     r = rows(x)
     mean, var = (m.astype(x.dtype) for m in _moments(r))
     y = _channel_affine(r, np.zeros(len(mean)), r, mean, gamma * _inverse_std(var, eps), beta)

@@ -57,7 +57,16 @@ def conv2d_reference(x, w, stride, padding):
     return anp.transpose(anp.reshape(y, (n, ho, wo, out_c)), (0, 3, 1, 2))
 
 
+def check_window(name, stride, padding, kernel=1):
+    """Refuse what torch refuses: a ``kernel`` or ``stride`` below 1 (a ZeroDivisionError, or windows going
+    nowhere), a negative ``padding`` (which would crop)."""
+    for arg, value, least in (("kernel", kernel, 1), ("stride", stride, 1), ("padding", padding, 0)):
+        if value < least:
+            raise ValueError(f"{name}: {arg} must be at least {least}, got {value}; pass {arg}={least} or more")
+
+
 def _conv2d(x, w, stride, padding):
+    check_window("conv2d", stride, padding)
     o, c, kh, kw = w.shape
     n, _, h, wd = x.shape
     cols = _im2col(x, kh, kw, stride, padding)
@@ -113,6 +122,9 @@ class Conv2d:
     bias: object = None
     stride: int = 1
     padding: int = 0
+
+    def __post_init__(self):
+        check_window("Conv2d", self.stride, self.padding)
 
     @classmethod
     def init(cls, c_in, c_out, kernel, stride=1, padding=0, bias=True, seed=0, dtype=np.float32):

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import autodiff.numpy as anp
+from autodiff.extend import Traced, value_of
 
 
 @dataclass
@@ -25,4 +26,15 @@ class Embedding:
         return self(ids), self
 
     def __call__(self, ids):
+        self._check(ids)
         return anp.take(self.weight, ids, axis=0)  # ids batched by vmap too (per-example gradients of a language model)
+
+    def _check(self, ids):
+        """Refuse ids outside ``[0, num)``, as torch does (numpy would read ``-1`` as the last row)."""
+        while type(ids) is Traced:  # ids batched by vmap: check every example's
+            ids = ids.value
+        ids, num = np.asarray(ids), np.shape(value_of(self.weight))[0]
+        bad = ids[(ids < 0) | (ids >= num)]
+        if bad.size:
+            raise IndexError(f"Embedding: ids must lie in [0, {num}) for a table of {num} rows, got {bad[0]}; "
+                             f"map it to a valid id, or make the table larger (Embedding.init(num, dim))")

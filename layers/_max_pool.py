@@ -27,6 +27,7 @@ from autodiff.extend import ZeroTangent, defbatch, defjvp, defvjp, primitive
 from autodiff.numpy._batch_helpers import fold_leading
 
 from . import _pieces
+from ._conv import check_window
 from ._jit import Kernel, readonly, writable
 from ._layout import channels_last, nchw, nhwc
 from ._windows import _windows, output_size
@@ -159,4 +160,5 @@ defbatch(pool_scatter, fold_leading(pool_scatter, arrays=2))
 
 def max_pool(x, kernel, stride, padding):
     """Max over ``kernel`` × ``kernel`` windows of NCHW ``x`` (padding never wins); channels-last memory out."""
+    check_window("max_pool", stride, padding, kernel)
     return pool_gather(x, x, kernel, stride, padding)

@@ -3,6 +3,7 @@
 BatchNorm in training runs the fused kernels of :mod:`layers._batch_norm`.
 """
 
+import math
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -47,8 +48,11 @@ class BatchNorm:
         if not train:
             return self._evaluate(x, per_channel(len(shape))), self
         out = batch_norm(x, self.gamma, self.beta, self.eps)
+        count = math.prod(shape[:1] + shape[2:])  # values per channel
+        if count == 0:  # an empty batch has no statistics to learn: the running ones stay, as in torch
+            return out[0], self
         _, mean, var = value_of(out)
-        return out[0], self._updated(mean, var, int(np.prod(shape)) // shape[1])
+        return out[0], self._updated(mean, var, count)
 
     def _evaluate(self, x, shape):
         scale = self.gamma / anp.sqrt(self.running_var + self.eps)

@@ -12,6 +12,7 @@ import numpy as np
 import autodiff.numpy as anp
 from autodiff.extend import value_of
 
+from ._conv import check_window
 from ._im2col import im2col
 from ._max_pool import max_pool
 from ._windows import output_size
@@ -25,13 +26,17 @@ class _Pool:
     stride: int = None
     padding: int = 0
 
+    def __post_init__(self):
+        check_window(type(self).__name__, self.kernel if self.stride is None else self.stride, self.padding,
+                     self.kernel)
+
     def forward(self, x, train=False):
         return self(x), self
 
     def __call__(self, x):
         shape = np.shape(value_of(x))
         self._check(shape)
-        return self.pool(x, shape, self.stride or self.kernel)
+        return self.pool(x, shape, self.kernel if self.stride is None else self.stride)
 
     def _check(self, shape):
         name = type(self).__name__

@@ -7,6 +7,9 @@ import autodiff
 import autodiff.numpy as anp
 import layers
 from layers import AvgPool2d, BatchNorm, Chain, Conv2d, Dense, Embedding, LayerNorm, MaxPool2d, Residual
+from layers._batch_norm import batch_norm
+from layers._conv import conv2d
+from layers._max_pool import max_pool
 from layers._torch import load_torch_state_dict, torch_name
 from traversal import fmap, fmap_with_path, isnumeric, trainables
 
@@ -181,3 +184,100 @@ def test_losses_match_torch():
         np.testing.assert_allclose(ours(z), value.item(), rtol=1e-10)
         np.testing.assert_allclose(autodiff.grad(ours)(z), tz.grad.numpy(), rtol=1e-9, atol=1e-12)
         assert autodiff.gradcheck(ours, z / 30, order=2)
+
+
+# --- inputs and settings torch refuses (an audit's findings): refused here too, saying what to do ------------------
+
+
+def _raises_like_torch(ours, theirs, error, *words):
+    """``ours()`` raises ``error`` naming ``words`` (the layer and the fix) where ``theirs()`` (torch) raises."""
+    with pytest.raises((RuntimeError, ValueError, IndexError)):
+        theirs()
+    with pytest.raises(error) as caught:
+        ours()
+    assert all(w in str(caught.value) for w in words), str(caught.value)
+
+
+@pytest.mark.parametrize("shape", [(1, 2), (1, 2, 1, 1)])
+def test_batchnorm_training_refuses_one_value_per_channel(shape):
+    """It gave ``y = beta`` and pulled running_var towards 0 (resnet18 at batch 1: layer4 is 1x1)."""
+    x = np.full(shape, 7.0, np.float32)
+    module = torch.nn.BatchNorm1d(2) if len(shape) == 2 else torch.nn.BatchNorm2d(2)
+    _raises_like_torch(lambda: BatchNorm.init(2).forward(x, train=True), lambda: module.train()(torch.tensor(x)),
+                       ValueError, "BatchNorm", str(shape), "larger batch", "eval mode")
+    np.testing.assert_allclose(BatchNorm.init(2)(x), module.eval()(torch.tensor(x)).detach().numpy(), rtol=RTOL)
+
+
+def test_batchnorm_under_vmap_refuses_only_examples_of_one_value_per_channel():
+    """vmap folds the examples into the channels: three examples of (1, 2) are one (1, 6), which is refused,
+    as torch.func.vmap refuses it; three of (2, 2) are one (2, 6), which is fine."""
+    gamma, beta = np.ones(2), np.zeros(2)
+    f = lambda xi: batch_norm(xi, gamma, beta, 1e-5)[0]  # noqa: E731
+    g = lambda xi: torch.nn.functional.batch_norm(xi, None, None, training=True)  # noqa: E731
+    x = rng.standard_normal((3, 1, 2))
+    _raises_like_torch(lambda: autodiff.vmap(f)(x), lambda: torch.func.vmap(g)(torch.tensor(x)),
+                       ValueError, "BatchNorm", "larger batch")
+    x = rng.standard_normal((3, 2, 2))
+    np.testing.assert_allclose(autodiff.vmap(f)(x), torch.func.vmap(g)(torch.tensor(x)).numpy(), atol=1e-6)
+
+
+@pytest.mark.parametrize("shape", [(0, 2), (0, 2, 3, 3)])
+def test_batchnorm_training_on_an_empty_batch_leaves_the_running_statistics(shape):
+    module = torch.nn.BatchNorm1d(2) if len(shape) == 2 else torch.nn.BatchNorm2d(2)
+    with torch.no_grad():
+        module.running_mean.fill_(1.0)
+        module.running_var.fill_(2.0)
+    x = np.ones(shape, np.float32)
+    layer = load_torch_state_dict(BatchNorm.init(2), module.state_dict())
+    y, updated = layer.forward(x, train=True)
+    assert y.shape == module.train()(torch.tensor(x)).shape == shape
+    np.testing.assert_array_equal(updated.running_mean, module.running_mean.numpy())  # torch: 1, unchanged
+    np.testing.assert_array_equal(updated.running_var, module.running_var.numpy())
+
+
+x4 = np.ones((1, 2, 4, 4), np.float32)
+
+
+@pytest.mark.parametrize("ours, theirs, words", [
+    (lambda: Conv2d.init(2, 3, 1, stride=0), lambda: torch.nn.Conv2d(2, 3, 1, stride=0)(torch.tensor(x4)),
+     ("Conv2d", "stride", "got 0", "stride=1 or more")),
+    (lambda: Conv2d(np.ones((3, 2, 1, 1), np.float32), None, 1, -1),
+     lambda: torch.nn.Conv2d(2, 3, 1, padding=-1)(torch.tensor(x4)),
+     ("Conv2d", "padding", "got -1", "padding=0 or more")),
+    (lambda: conv2d(x4, np.ones((3, 2, 1, 1), np.float32), 0, 0),
+     lambda: torch.nn.functional.conv2d(torch.tensor(x4), torch.ones(3, 2, 1, 1), stride=0),
+     ("conv2d", "stride", "stride=1 or more")),
+    (lambda: MaxPool2d(2, 0), lambda: torch.nn.MaxPool2d(2, 0)(torch.tensor(x4)),
+     ("MaxPool2d", "stride", "got 0", "stride=1 or more")),
+    (lambda: AvgPool2d(2, 0), lambda: torch.nn.AvgPool2d(2, 0)(torch.tensor(x4)),
+     ("AvgPool2d", "stride", "got 0", "stride=1 or more")),
+    (lambda: MaxPool2d(0), lambda: torch.nn.MaxPool2d(0)(torch.tensor(x4)),
+     ("MaxPool2d", "kernel", "got 0", "kernel=1 or more")),
+    (lambda: AvgPool2d(2, 1, -1), lambda: torch.nn.AvgPool2d(2, 1, -1)(torch.tensor(x4)),
+     ("AvgPool2d", "padding", "padding=0 or more")),
+    (lambda: max_pool(x4, 2, 0, 0), lambda: torch.nn.functional.max_pool2d(torch.tensor(x4), 2, 0),
+     ("max_pool", "stride", "stride=1 or more")),
+])
+def test_windows_refuse_a_kernel_or_stride_below_1_and_negative_padding(ours, theirs, words):
+    """Stride 0 pooled at stride = kernel, or raised ZeroDivisionError; padding -1 cropped."""
+    _raises_like_torch(ours, theirs, ValueError, *words)
+
+
+def test_pool_stride_none_still_means_the_kernel():
+    x = rng.standard_normal((1, 2, 6, 6)).astype(np.float32)
+    np.testing.assert_array_equal(MaxPool2d(3, None)(x), torch.nn.MaxPool2d(3, None)(torch.tensor(x)).numpy())
+
+
+@pytest.mark.parametrize("bad", [-1, 7])
+def test_embedding_refuses_ids_outside_the_table(bad):
+    """-1 read the last row (numpy's negative indexing); plain ids, and ids batched by (nested) vmap."""
+    layer, module = Embedding.init(7, 3), torch.nn.Embedding(7, 3)
+    ids = np.array([[2, 0, 6], [1, bad, 3]])
+    words = ("Embedding", "[0, 7)", f"got {bad}", "valid id")
+    _raises_like_torch(lambda: layer(ids), lambda: module(torch.tensor(ids)), IndexError, *words)
+    _raises_like_torch(lambda: autodiff.vmap(layer)(ids), lambda: torch.func.vmap(module)(torch.tensor(ids)),
+                       IndexError, *words)
+    _raises_like_torch(lambda: autodiff.vmap(autodiff.vmap(layer))(ids[:, :, None]),
+                       lambda: module(torch.tensor(ids)), IndexError, *words)
+    _raises_like_torch(lambda: autodiff.grad(lambda m: anp.sum(autodiff.vmap(m)(ids)))(layer),
+                       lambda: module(torch.tensor(ids)), IndexError, *words)
