@@ -99,10 +99,7 @@ class Reduction:
         if self.fused_total is None or not xs:
             return self.total(xs, init), None
         if not _parallel.splits(xs):
-            got = self.fused_total(xs)  # None unless all are of one float dtype
-            if got is not None:
-                return init + got[1].type(got[0]), got[2]
-            return self._each_in_its_dtype(xs, init) if _mixed(xs) else (self.total(xs, init), None)
+            return self._serial_total_and_unit_grads(xs, init)
         if _mixed(xs):
             return self._each_in_its_dtype(xs, init)
         if self.fused_kernel is not None:  # large: pieces shared by two threads
@@ -112,6 +109,13 @@ class Reduction:
             return _sum(xs, values, init), outs
         pairs = _parallel.map_arrays(self.fused, xs)  # the norm: two passes per array, arrays shared
         return _sum(xs, [float(v) for v, _ in pairs], init), [u for _, u in pairs]
+
+    def _serial_total_and_unit_grads(self, xs, init):
+        """:meth:`total_and_unit_grads` on the caller's thread alone."""
+        got = self.fused_total(xs)  # None unless all are of one float dtype
+        if got is not None:
+            return init + got[1].type(got[0]), got[2]
+        return self._each_in_its_dtype(xs, init) if _mixed(xs) else (self.total(xs, init), None)
 
     def _each_in_its_dtype(self, xs, init):
         """Arrays of several dtypes: each value in its array's dtype, summed as the reference sums them."""
