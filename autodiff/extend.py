@@ -33,14 +33,28 @@ from ._rule_checks import RuleWarning, check_rules, guarded, value_of
 from ._structural import Tangent
 from ._tangents import NoTangent, Thunk, ZeroTangent, add_tangents, unthunk
 from ._traced import Traced
+from ._traced import value_of as _strip_all
 from ._via_ad import vjp_via_ad
 
 __all__ = [
     "primitive", "defvjp", "defvjp_joint", "defvjp_fwd_bwd", "defjvp", "defjvp_joint", "deflinear",
     "Primitive", "Traced", "value_of", "is_differentiable", "register_container", "register_leaf",
     "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents", "vjp_via_ad", "jvp_via_ad",
-    "check_rules", "RuleWarning", "defbatch", "batch_through", "batch_loop", "BatchingWarning",
+    "check_rules", "RuleWarning", "defbatch", "batch_through", "batch_loop", "BatchingWarning", "plain_value",
 ]
+
+
+def plain_value(x):
+    """``x`` with every level of tracing stripped, a ``vmap``'s too: under ``vmap``, every example's values
+    stacked.  For checks on values (a label's range, an id's), never to compute with: unlike
+    :func:`value_of`, which keeps the batch, what it returns belongs to no example in particular.
+
+    >>> import numpy as np
+    >>> import autodiff
+    >>> autodiff.vmap(lambda i: plain_value(i).shape == (3,) and i)(np.arange(3))
+    array([0, 1, 2])
+    """
+    return _strip_all(x)
 
 
 def primitive(fun, name=None):

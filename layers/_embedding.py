@@ -5,7 +5,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import autodiff.numpy as anp
-from autodiff.extend import Traced, value_of
+from autodiff.extend import plain_value, value_of
 
 
 @dataclass
@@ -31,9 +31,7 @@ class Embedding:
 
     def _check(self, ids):
         """Refuse ids outside ``[0, num)``, as torch does (numpy would read ``-1`` as the last row)."""
-        while type(ids) is Traced:  # ids batched by vmap: check every example's
-            ids = ids.value
-        ids, num = np.asarray(ids), np.shape(value_of(self.weight))[0]
+        ids, num = np.asarray(plain_value(ids)), np.shape(value_of(self.weight))[0]  # batched ids: every example's
         bad = ids[(ids < 0) | (ids >= num)]
         if bad.size:
             raise IndexError(f"Embedding: ids must lie in [0, {num}) for a table of {num} rows, got {bad[0]}; "

@@ -6,7 +6,7 @@ All reduce by the mean, as PyTorch's defaults do, and are stable for large logit
 import numpy as np
 
 import autodiff.numpy as anp
-from autodiff.extend import Traced
+from autodiff.extend import plain_value
 from autodiff.nn import functional as F
 
 __all__ = ["mse", "softmax_cross_entropy", "binary_cross_entropy_with_logits"]
@@ -48,9 +48,7 @@ def _check_labels(logits, labels):
             f"(one class id per row of logits), got {np.result_type(labels)} labels of shape {np.shape(labels)}; "
             "pass class ids, not one-hot rows or probabilities, one per row"
         )
-    classes, values = np.shape(logits)[-1], labels
-    while type(values) is Traced:  # batched by vmap: every example's labels, stacked
-        values = values.value
+    classes, values = np.shape(logits)[-1], plain_value(labels)  # under vmap, every example's labels
     if type(values) is np.ndarray and values.size and not 0 <= values.min() <= values.max() < classes:
         raise ValueError(f"softmax_cross_entropy: labels must lie in [0, {classes}) for {classes} classes, got "
                          f"labels from {values.min()} to {values.max()}; pass class ids counted from 0")

@@ -13,7 +13,7 @@ import numpy as np
 import autodiff
 import autodiff.numpy as anp
 from autodiff import Tangent
-from autodiff.extend import Traced
+from autodiff.extend import Traced, plain_value
 from traversal import (
     NOPRUNE,
     CachedWalk,
@@ -170,7 +170,7 @@ def _as_array(v, dtype):
     not copied when it already is one; a traced ``v`` is cast only when needed."""
     if type(v) is not Traced:
         return np.asarray(v, dtype)
-    inner = _innermost(v)
+    inner = plain_value(v)
     return v if type(inner) is np.ndarray and inner.dtype == dtype else anp.astype(v, dtype)
 
 
@@ -178,15 +178,8 @@ def _state_as_arrays(state):
     """A rule's new state, its numpy scalars (from a 0-d parameter) made 0-d arrays again; tuples walked."""
     if type(state) is tuple:
         return tuple(_state_as_arrays(s) for s in state)
-    inner = _innermost(state)
+    inner = plain_value(state)
     return _as_array(state, inner.dtype) if isinstance(inner, np.generic) and inner.dtype.kind in "fc" else state
-
-
-def _innermost(v):
-    """The plain value under every level of tracing (a vmap's too)."""
-    while type(v) is Traced:
-        v = v.value
-    return v
 
 
 def _children_at(which, node, keys, path, x):
