@@ -1,8 +1,9 @@
 """MLP benchmarks side by side with torch and a hand-written numpy floor.
 
 * a training step of a 784-512-512-10 tanh MLP, batch 128, softmax cross-entropy, float32;
-* the Hessian-vector product of that loss with respect to all parameters (ours forward over reverse, issue 16),
-  beside torch's double backward (the goal's yardstick) and torch.func's forward over reverse (reported);
+* the Hessian-vector product of that loss with respect to all parameters (ours ``hvp``'s default, reverse over
+  forward: one tape, no second one recorded over it; issue 16), beside torch's double backward (the goal's
+  yardstick) and torch.func's forward over reverse (reported);
 * a gradient-norm penalty step: the gradient of ``loss + 0.1 * ||grad loss||^2``;
 * the same HVP on a small 64-64-10 MLP, where per-op overhead dominates;
 * ``jvp`` of the big loss in a parameter-space direction, against one ``grad`` of ours (and torch.func.jvp).
@@ -124,7 +125,7 @@ def ours_hvp(params, x, onehot, v):
 def torch_hvps(torch, params, x, onehot, v):
     """torch's two HVPs of the same loss, each returning a list of tensors in ``params``' order:
     double backward (grad with ``create_graph``, then the grad of ``<g, v>``) and torch.func's
-    forward over reverse (``jvp`` of ``grad``), the same algorithm as ours."""
+    forward over reverse (``jvp`` of ``grad``), the algorithm of ours with ``mode="forward_over_reverse"``."""
     ts, tx, toh = _torch_setup(torch, params, x, onehot)
     tv = [torch.tensor(v[k]) for k in params]
 
@@ -142,7 +143,7 @@ def torch_hvps(torch, params, x, onehot, v):
 
 
 def hvp_workload(torch=None, sizes=(784, 512, 512, 10), batch=128):
-    """The lanes of one HVP: ours (forward over reverse) and, with torch, torch's double backward ("torch")
+    """The lanes of one HVP: ours (``hvp``'s default, reverse over forward) and, with torch, torch's double backward ("torch")
     and torch.func's forward over reverse ("torch.func")."""
     params, x, onehot, v = hvp_inputs(list(sizes), batch)
 
