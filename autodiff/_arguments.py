@@ -10,7 +10,7 @@ arguments gets each argument's own partial derivative.
 
 import numpy as np
 
-from . import _trees
+from . import _ops, _trees
 from ._batching import like_batches_of
 from ._checks import refuse_argument, refuse_hidden_floats
 from ._containers import node_of
@@ -148,7 +148,7 @@ def zeros_like_primal(primal):
 
 def _match_primal(ct, primal):
     if type(ct) is Traced:
-        return ct
+        return _traced_like(ct, primal)
     if type(ct) is np.ndarray and type(primal) is np.ndarray and ct.dtype == primal.dtype:
         return ct
     v = value_of(primal)
@@ -158,3 +158,16 @@ def _match_primal(ct, primal):
         return v.dtype.type(ct)
     ct = np.asarray(ct)
     return ct if ct.dtype == v.dtype else ct.astype(v.dtype)
+
+
+def _traced_like(ct, primal):
+    """A traced gradient for an array ``primal``, made an array again where numpy made it a scalar.
+
+    Arithmetic on a 0-d array gives a numpy scalar, which is no parameter (``traversal`` skips it), so inside
+    an outer transform a 0-d parameter's gradient would silently drop out of ``total(sumsq, grad(loss)(m))``.
+    The cast is differentiable, so the outer levels see the same value.
+    """
+    v = value_of(primal)
+    if type(v) is np.ndarray and type(value_of(ct)) is not np.ndarray:
+        return _ops.cast(ct, v.dtype)
+    return ct

@@ -205,7 +205,9 @@ class HvpOperator:
                 if hz[v] is not None:
                     term = z[v] * hz[v]
                     per_variable[v] = term if per_variable[v] is None else per_variable[v] + term
-        return self._structure([None if d is None else d / n for d in per_variable])
+        leaves = self._variables.leaves
+        return self._structure([None if d is None else materialise(d / n, leaves[v], bare=False)  # 0-d stays 0-d
+                                for v, d in enumerate(per_variable)])
 
     def trace_estimate(self, n, seed=None):
         """Hutchinson's estimate of the Hessian's trace from ``n`` Rademacher probes: the mean of ``zᵀ H z``.

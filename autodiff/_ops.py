@@ -12,7 +12,7 @@ True
 """
 
 # Each is None until autodiff.numpy is imported.
-sum = real = stack = reshape = transpose = moveaxis = broadcast_to = getitem = tuple_item = None
+sum = real = stack = reshape = transpose = moveaxis = broadcast_to = getitem = tuple_item = cast = None
 
 
 def install(**ops):
@@ -23,4 +23,5 @@ def install(**ops):
     globals().update(ops)
 
 
-_NAMES = ("sum", "real", "stack", "reshape", "transpose", "moveaxis", "broadcast_to", "getitem", "tuple_item")
+_NAMES = ("sum", "real", "stack", "reshape", "transpose", "moveaxis", "broadcast_to", "getitem", "tuple_item",
+          "cast")

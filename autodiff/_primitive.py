@@ -34,6 +34,8 @@ class Primitive:
         for a in args:
             if type(a) is Traced and (top is None or a.level > top.level):
                 top = a
+        if kwargs and Traced in map(type, kwargs.values()):
+            raise _traced_keyword(self, kwargs)
         if top is None:
             return self.fun(*args, **kwargs)
         if type(top.tape) is not Tape:  # a jvp's level: push tangents forward, record nothing (_forward.py)
@@ -45,6 +47,17 @@ class Primitive:
 
     def __reduce__(self):
         return self.__module__ + "." + self.__name__
+
+
+def _traced_keyword(prim, kwargs):
+    """The error for a value being differentiated passed by keyword: rules differentiate positional arguments only,
+    so it would reach the plain forward still traced (a wrong tangent, or a false "escaped" error)."""
+    name = next(k for k, v in kwargs.items() if type(v) is Traced)
+    return TypeError(
+        f"{prim.__name__}: the keyword argument {name}= is a value being differentiated, but a primitive's rules "
+        f"differentiate its positional arguments only; pass it positionally ({prim.__name__}(..., {name}), with "
+        f"its rule taking it positionally too), or hold it constant with autodiff.stop_gradient"
+    )
 
 
 def _record(prim, tape, args, kwargs):

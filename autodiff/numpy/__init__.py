@@ -20,7 +20,7 @@ from ._binary import arctan2, clip, fmax, fmin, hypot, logaddexp, maximum, minim
 from ._broadcast import broadcast_to, cast
 from ._cleanup import nan_to_num, real_if_close
 from ._complex import conj, conjugate, imag, real
-from ._construction import array, asarray
+from ._construction import array, asarray, full, full_like
 from ._differences import diff, gradient
 from ._dimensions import atleast_1d, atleast_2d, atleast_3d, rollaxis
 from ._elementwise import (
@@ -128,7 +128,7 @@ __all__ = [
     # indexing
     "getitem", "take",
     # construction
-    "array", "asarray",
+    "array", "asarray", "full",
     # elementwise and shape, from autograd's and JAX's surface
     "tril", "triu", "remainder", "mod", "deg2rad", "rad2deg", "degrees", "radians", "fabs", "sinc",
     "logaddexp2", "angle", "nan_to_num", "real_if_close", "array_split", "hsplit", "vsplit", "dsplit",
@@ -136,12 +136,13 @@ __all__ = [
     "append", "select", "cross", "kron", "diff", "gradient", "linspace", "sort", "partition",
 ]
 
-globals().update(NONDIFF)
+globals().update(NONDIFF, full_like=full_like)  # differentiable in the fill value
 __all__ += list(NONDIFF)
 
 _methods.install()
 _ops.install(sum=sum, real=real, stack=stack, reshape=reshape, transpose=transpose, moveaxis=moveaxis,
-             broadcast_to=broadcast_to, getitem=getitem, tuple_item=_indexing.tuple_item)  # the ops the engine uses
+             broadcast_to=broadcast_to, getitem=getitem, tuple_item=_indexing.tuple_item,
+             cast=cast)  # the ops the engine uses
 _interop.install()
 _interop.register_routes({name: globals()[name] for name in __all__})
 _interop.register_routes({name: getattr(linalg, name) for name in linalg.__all__}, np.linalg)

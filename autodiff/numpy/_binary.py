@@ -83,27 +83,38 @@ def _mask(condition, like):
     return as_constant(condition, dtype_of(like))  # Python floats compare to a bool, not an array
 
 
+def _above(x, lo, hi):
+    """Where the result is ``hi``: numpy's clip is ``minimum(maximum(x, lo), hi)``, so with ``lo > hi`` every
+    value goes to ``hi``, not only those above it."""
+    if hi is None:
+        return np.zeros(np.shape(value_of(x)), bool)
+    v = value_of(x) if lo is None else np.maximum(value_of(x), value_of(lo))
+    return v > value_of(hi)
+
+
+def _below(x, lo, hi):
+    """Where the result is ``lo``: below it, and not sent on to ``hi``."""
+    if lo is None:
+        return np.zeros(np.shape(value_of(x)), bool)
+    return (value_of(x) < value_of(lo)) & ~_above(x, lo, hi)
+
+
 def _inside(x, lo, hi):
-    v = value_of(x)
-    mask = np.ones(np.shape(v), bool)
-    if lo is not None:
-        mask = mask & (v >= value_of(lo))
-    if hi is not None:
-        mask = mask & (v <= value_of(hi))
-    return mask
+    """Where the result is ``x`` itself: neither bound applies (boundaries included)."""
+    return ~(_below(x, lo, hi) | _above(x, lo, hi))
 
 
 defvjp(
     _clip_p,
     lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _mask(_inside(x, lo, hi), x)), x),
-    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _mask(value_of(x) < value_of(lo), lo)), lo),
-    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _mask(value_of(x) > value_of(hi), hi)), hi),
+    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _mask(_below(x, lo, hi), lo)), lo),
+    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _mask(_above(x, lo, hi), hi)), hi),
 )
 defjvp(
     _clip_p,
     lambda t, ans, x, lo, hi: broadcast_as(multiply(t, _mask(_inside(x, lo, hi), ans)), ans),
-    lambda t, ans, x, lo, hi: broadcast_as(multiply(t, _mask(value_of(x) < value_of(lo), ans)), ans),
-    lambda t, ans, x, lo, hi: broadcast_as(multiply(t, _mask(value_of(x) > value_of(hi), ans)), ans),
+    lambda t, ans, x, lo, hi: broadcast_as(multiply(t, _mask(_below(x, lo, hi), ans)), ans),
+    lambda t, ans, x, lo, hi: broadcast_as(multiply(t, _mask(_above(x, lo, hi), ans)), ans),
 )
 
 

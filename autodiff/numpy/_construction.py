@@ -23,9 +23,11 @@ from ..extend import (
 )
 from ._batch_ops import pack_rule, split_flat_rule
 from ._broadcast import cast, dtype_of, shape_of
+from ._nondiff import NONDIFF
 from ._shape import reshape
 
 _SCALARS = (bool, int, float, complex)
+_plain_full_like = NONDIFF["full_like"]  # a constant fill: no derivative, batched under vmap
 
 
 def _cast_value(v, dtype):
@@ -173,3 +175,34 @@ def from_nested(x):
     """``x`` as an array when it is a list or tuple (for reductions given ``[a, b, 3.0]``), else ``x``."""
     return asarray(x) if type(x) in (list, tuple) else x
 
+
+
+def full_like(a, fill_value, dtype=None, order="K", subok=True, shape=None):
+    """``numpy.full_like``, differentiable in ``fill_value`` (``a`` gives only a shape and a dtype).
+
+    >>> import autodiff
+    >>> autodiff.grad(lambda c: full_like(np.zeros(3), c).sum())(2.0)
+    3.0
+    """
+    if type(fill_value) is not Traced:
+        return _plain_full_like(a, fill_value, dtype=dtype, order=order, subok=subok, shape=shape)
+    return _filled(shape_of(a) if shape is None else shape, fill_value, dtype_of(a) if dtype is None else dtype)
+
+
+def full(shape, fill_value, dtype=None, order="C"):
+    """``numpy.full``, differentiable in ``fill_value``.
+
+    >>> import autodiff
+    >>> autodiff.grad(lambda c: full((2, 2), c).sum())(1.5)
+    4.0
+    """
+    if type(fill_value) is not Traced:
+        return np.full(shape, fill_value, dtype=dtype, order=order)
+    return _filled(shape, fill_value, dtype_of(fill_value) if dtype is None else dtype)
+
+
+def _filled(shape, fill_value, dtype):
+    from ._broadcast import broadcast_to
+
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+    return broadcast_to(cast(fill_value, np.dtype(dtype)), shape)
