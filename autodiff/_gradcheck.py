@@ -30,6 +30,9 @@ def gradcheck(f, *args, order=1, eps=1e-6, rtol=None, atol=None, seed=0):
     ``order=2`` checks the VJP of the VJP the same way.  Tolerances default
     by dtype.  Raises :class:`GradcheckError` naming the key path of the
     worst leaf, both numbers and the order that failed; returns ``True`` otherwise.
+    Integer arguments are constants, as in :func:`autodiff.grad`; with no float
+    leaf at all there is nothing to check, so it raises ``ValueError`` rather
+    than report success (as it does for ``eps <= 0``).
 
     Complex leaves follow the declared convention (JAX's, ``docs/complex.md``):
     a cotangent pairs with a tangent by ``Re(sum(u * v))``, unconjugated, so a
@@ -47,16 +50,51 @@ def gradcheck(f, *args, order=1, eps=1e-6, rtol=None, atol=None, seed=0):
     >>> gradcheck(flat_sin, 0.5, order=2)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     autodiff._gradcheck.GradcheckError: gradcheck: derivative at arg 0 ... (order 2: the VJP of the VJP, eps 1e-06)
+    >>> gradcheck(flat_sin, 3)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ValueError: gradcheck: nothing to check: arg 0 has dtype int... pass floats, e.g. np.asarray(x, float)
     """
+    _validate(args, order, eps)
     rng = np.random.default_rng(seed)
     f, args = _constants_closed_over(f, args)
     if order == 2:
         u = _random_like(f(*args), rng)
         rng = np.random.default_rng(seed + 1)
         return _check(_vjp_of(f, u), args, rng, "order 2: the VJP of the VJP", eps, rtol, atol)
-    if order != 1:
-        raise ValueError(f"gradcheck: order must be 1 or 2, got {order!r}")
     return _check(f, args, rng, "order 1", eps, rtol, atol)
+
+
+def _validate(args, order, eps):
+    """Refuse what would make the check meaningless: a bad ``order``, a step ``eps`` that is not
+    positive and finite, or arguments without a single float leaf (nothing would be checked)."""
+    if order not in (1, 2):
+        raise ValueError(f"gradcheck: order must be 1 or 2, got {order!r}")
+    if not (np.isfinite(eps) and eps > 0):
+        raise ValueError(f"gradcheck: eps must be a positive finite step, got {eps!r}")
+    _require_a_float_leaf(args)
+
+
+def _require_a_float_leaf(args):
+    """Raise unless some argument holds a float or complex leaf.
+
+    Integer and bool arguments are constants (as in :func:`autodiff.grad`), so a
+    check over them alone would compare nothing and report success; refuse instead,
+    naming the first such argument and its dtype.
+    """
+    constant = None
+    for path, leaf in leaves(tuple(args)):
+        if is_differentiable(leaf):
+            return
+        v = value_of(leaf)
+        if constant is None and isinstance(v, (np.ndarray, np.generic, int)):
+            constant = (path, np.result_type(v))
+    if constant is None:
+        raise ValueError("gradcheck: no float or complex argument to check; pass float arrays or scalars")
+    path, dtype = constant
+    raise ValueError(
+        f"gradcheck: nothing to check: {format_path(path)} has dtype {dtype}, and integer arguments "
+        "are held constant (as in grad); pass floats, e.g. np.asarray(x, float)"
+    )
 
 
 def _check(f, args, rng, order, eps, rtol, atol):
@@ -84,7 +122,10 @@ def _check(f, args, rng, order, eps, rtol, atol):
 
 
 def _constants_closed_over(f, args):
-    """Bare non-float arguments (ints, strings, callables) are held constant."""
+    """Bare non-float arguments (ints, strings, callables) are held constant.
+
+    Beside at least one float argument only (:func:`_validate` refuses a call with none).
+    """
     keep = [i for i, a in enumerate(args) if is_differentiable(a) or node_of(a) is not None]
     if len(keep) == len(args):
         return f, args

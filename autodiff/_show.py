@@ -16,6 +16,9 @@ def show(tangent, name="grad"):
     ``None`` (no gradient), ``ZeroTangent`` (symbolic zero) and unevaluated
     ``Thunk`` s are shown as such, never materialised.
 
+    Iterative (a structure nested 10,000 deep is fine); a container that contains
+    itself is refused with a ``ValueError`` naming its key path, as everywhere else.
+
     >>> import numpy as np
     >>> print(show({"w": np.array([3.0, 4.0]), "n": None, "z": ZeroTangent()}))
     grad: dict
@@ -23,19 +26,34 @@ def show(tangent, name="grad"):
       grad.n  None (no gradient)
       grad.z  ZeroTangent (symbolic zero)
     """
-    lines = []
+    lines, inside = [], set()  # inside: ids of the containers on the current path
     stack = [(name, tangent, 0)]
     while stack:
         path, x, depth = stack.pop()
+        if depth < 0:  # leaving a container (the entry keeps it alive, so its id is not reused)
+            inside.discard(id(x))
+            continue
         pad = "  " * depth
         node = node_of(x)
         if node is None or isinstance(x, (Thunk, ZeroTangent, NoTangent)):
             lines.append(f"{pad}{path}  {_leaf(x)}" if depth else f"{path}: {_leaf(x)}")
             continue
-        lines.append(f"{pad}{path}: {_container(x)}" if not depth else f"{pad}{path}: {_container(x)}")
+        _refuse_cycle(x, path, inside)
+        lines.append(f"{pad}{path}: {_container(x)}")
         keys, kids = node.children(x)
+        stack.append((path, x, -1))
         stack.extend((path + dotted((k,)), kid, depth + 1) for k, kid in reversed(list(zip(keys, kids))))
     return "\n".join(lines)
+
+
+def _refuse_cycle(x, path, inside):
+    """Mark container ``x`` as entered, or raise if it is already on the path (it contains itself)."""
+    if id(x) in inside:
+        raise ValueError(
+            f"cycle: the object at {path} contains itself; "
+            "a structure must be a tree (ties are fine, loops are not)"
+        )
+    inside.add(id(x))
 
 
 def _container(x):

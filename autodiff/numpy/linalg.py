@@ -85,7 +85,8 @@ def _sum_of_squares_norm(x, axis, ndim):
 
 
 def _matrix_norm(x, ord, axis, keepdims):
-    if ord == "fro":
+    """A matrix norm over the 2-tuple ``axis``; ``ord=None`` is the Frobenius norm, as in numpy."""
+    if ord in (None, "fro"):
         return _frobenius(x, axis if axis is not None else (0, 1), keepdims)
     if ord in ("nuc", 2, -2):
         return matrix_norm(x, ord, axis if axis is not None else (-2, -1), keepdims)
