@@ -7,7 +7,8 @@ arithmetic and numpy functions that autodiff routes for traced values (``np.sqrt
 optimisation): a custom rule written the same way is differentiable too.
 """
 
-from dataclasses import dataclass, fields, replace
+import numbers
+from dataclasses import MISSING, dataclass, fields, replace
 
 import numpy as np
 
@@ -18,10 +19,61 @@ __all__ = ["Descent", "Momentum", "Nesterov", "Adam", "AdamW", "WeightDecay", "S
            "ClipNorm", "OptimiserChain"]
 
 
+# The allowed range of each hyperparameter, as torch.optim checks it: (test, what is allowed).
+_NONNEGATIVE = (lambda v: v >= 0, ">= 0")
+_UNIT = (lambda v: 0 <= v < 1, "in [0, 1)")
+
+
+def _check_hyperparameter(rule, name, value, limit):
+    """Refuse a plain number outside ``limit`` (NaN too); a traced or array value is left alone (MAML)."""
+    if value is None or isinstance(value, (str, bytes)):
+        raise TypeError(f"optimisers.{type(rule).__name__}: {name}={value!r} is not a number; {name} must be "
+                        f"a number {limit[1]}; pass e.g. {_example(rule, name)}")
+    if type(value) is Traced or not isinstance(value, numbers.Real):
+        return
+    allowed, text = limit
+    if not allowed(value):
+        raise ValueError(f"optimisers.{type(rule).__name__}: {name}={value!r} is invalid; {name} must be "
+                         f"{text}; pass e.g. {_example(rule, name)}")
+
+
+def _example(rule, name):
+    default = next(f.default for f in fields(rule) if f.name == name)
+    return f"{type(rule).__name__}({name}={default!r})" if default is not MISSING else f"a {name} that fits"
+
+
+def is_rule(x):
+    """Whether ``x`` is a rule instance: a ``Rule``, or an object with ``init`` and ``apply`` methods."""
+    if isinstance(x, type):
+        return False
+    return isinstance(x, Rule) or (callable(getattr(x, "init", None)) and callable(getattr(x, "apply", None)))
+
+
+def check_rule(x, where, example):
+    """Refuse a non-rule (a class, ``None``, a string, a function) with a TypeError naming it and the fix."""
+    if is_rule(x):
+        return
+    if isinstance(x, type):
+        raise TypeError(f"{where}: got the class {x.__name__}, not a rule; pass an instance, "
+                        f"e.g. {example.replace('Adam()', x.__name__ + '()')}")
+    raise TypeError(f"{where}: got {x!r:.60} (of type {type(x).__name__}), which is not an optimiser rule; pass a rule "
+                    f"instance such as Adam() or Descent(0.1), e.g. {example}")
+
+
 class Rule:
-    """Shared behaviour: ``adjust`` replaces hyperparameters that exist on the rule."""
+    """Shared behaviour: ``adjust`` replaces hyperparameters that exist on the rule, and every rule checks its
+    hyperparameters when made (``adjust`` makes a new rule, so it checks too).
+
+    ``limits`` maps a field to its allowed range; a plain number outside it raises ValueError naming the rule,
+    the field, the value and the fix.  A traced value (a hyperparameter under ``autodiff.grad``) is not checked.
+    """
 
     is_global = False
+    limits = {}
+
+    def __post_init__(self):
+        for name, limit in self.limits.items():
+            _check_hyperparameter(self, name, getattr(self, name), limit)
 
     def init(self, x):
         """The per-array state: none, unless a rule keeps some."""
@@ -38,9 +90,10 @@ class Rule:
 
 @dataclass(frozen=True)
 class Descent(Rule):
-    """``step = lr * dx`` (torch.optim.SGD)."""
+    """``step = lr * dx`` (torch.optim.SGD). ``lr >= 0`` (0 makes no step)."""
 
     lr: float = 0.1
+    limits = {"lr": _NONNEGATIVE}
 
     def apply(self, state, x, dx):
         return None, dx * self.lr
@@ -48,10 +101,11 @@ class Descent(Rule):
 
 @dataclass(frozen=True)
 class Momentum(Rule):
-    """``v = rho v + dx``, ``step = lr v`` (torch.optim.SGD with momentum)."""
+    """``v = rho v + dx``, ``step = lr v`` (torch.optim.SGD with momentum). ``lr >= 0``, ``rho >= 0``."""
 
     lr: float = 0.01
     rho: float = 0.9
+    limits = {"lr": _NONNEGATIVE, "rho": _NONNEGATIVE}
 
     def init(self, x):
         return np.zeros_like(x)
@@ -72,12 +126,14 @@ class Nesterov(Momentum):
 
 @dataclass(frozen=True)
 class Adam(Rule):
-    """Adam with bias correction (torch.optim.Adam)."""
+    """Adam with bias correction (torch.optim.Adam). ``lr >= 0``, ``beta1`` and ``beta2`` in ``[0, 1)``,
+    ``eps >= 0`` (0 is allowed, as in torch)."""
 
     lr: float = 0.001
     beta1: float = 0.9
     beta2: float = 0.999
     eps: float = 1e-8
+    limits = {"lr": _NONNEGATIVE, "beta1": _UNIT, "beta2": _UNIT, "eps": _NONNEGATIVE}
 
     def init(self, x):
         return np.zeros_like(x), np.zeros_like(x), 0
@@ -94,13 +150,15 @@ class Adam(Rule):
 
 @dataclass(frozen=True)
 class AdamW(Rule):
-    """Adam plus decoupled weight decay ``lr * weight_decay * x`` (torch.optim.AdamW)."""
+    """Adam plus decoupled weight decay ``lr * weight_decay * x`` (torch.optim.AdamW). Limits as Adam's,
+    and ``weight_decay >= 0``."""
 
     lr: float = 0.001
     beta1: float = 0.9
     beta2: float = 0.999
     eps: float = 1e-8
     weight_decay: float = 0.01
+    limits = {**Adam.limits, "weight_decay": _NONNEGATIVE}
 
     def init(self, x):
         return Adam(self.lr, self.beta1, self.beta2, self.eps).init(x)
@@ -112,9 +170,11 @@ class AdamW(Rule):
 
 @dataclass(frozen=True)
 class WeightDecay(Rule):
-    """``dx + weight_decay * x`` (the weight_decay of torch.optim.SGD, in a chain before Descent)."""
+    """``dx + weight_decay * x`` (the weight_decay of torch.optim.SGD, in a chain before Descent).
+    ``weight_decay >= 0``."""
 
     weight_decay: float = 5e-4
+    limits = {"weight_decay": _NONNEGATIVE}
 
     def apply(self, state, x, dx):
         return None, dx + self.weight_decay * x
@@ -122,9 +182,10 @@ class WeightDecay(Rule):
 
 @dataclass(frozen=True)
 class SignDecay(Rule):
-    """``dx + lam * sign(x)``: the L1 penalty's subgradient (Optimisers.jl's SignDecay)."""
+    """``dx + lam * sign(x)``: the L1 penalty's subgradient (Optimisers.jl's SignDecay). ``lam >= 0``."""
 
     lam: float = 1e-3
+    limits = {"lam": _NONNEGATIVE}
 
     def apply(self, state, x, dx):
         return None, dx + self.lam * np.sign(x)
@@ -132,9 +193,12 @@ class SignDecay(Rule):
 
 @dataclass(frozen=True)
 class ClipGrad(Rule):
-    """Clamp each gradient entry to ``[-delta, delta]`` (torch.nn.utils.clip_grad_value_)."""
+    """Clamp each gradient entry to ``[-delta, delta]`` (torch.nn.utils.clip_grad_value_).
+
+    ``delta >= 0``: 0 zeroes the gradient (a well-defined clamp); a negative delta would flip its sign."""
 
     delta: float = 10.0
+    limits = {"delta": _NONNEGATIVE}
 
     def apply(self, state, x, dx):
         return None, np.clip(dx, -self.delta, self.delta)
@@ -144,10 +208,14 @@ class ClipGrad(Rule):
 class ClipNorm(Rule):
     """Rescale all gradients together when their global 2-norm exceeds ``omega``
     (torch.nn.utils.clip_grad_norm_: factor ``omega / (norm + 1e-6)``, at most 1).
-    The norm is ``sqrt(total(sumsq of dx))``, so a tied array counts once."""
+    The norm is ``sqrt(total(sumsq of dx))``, so a tied array counts once.
+
+    ``omega >= 0``: 0 zeroes the gradients, as torch's formula does for ``max_norm=0``; a negative omega would
+    reverse them."""
 
     omega: float = 10.0
     is_global = True
+    limits = {"omega": _NONNEGATIVE}
 
     def factor(self, norm):
         if type(norm) is Traced:  # under grad or vmap: no Python branch, which a batched norm cannot take
@@ -168,6 +236,8 @@ class OptimiserChain(Rule):
     rules: tuple = ()
 
     def __init__(self, *rules):
+        for rule in rules:
+            check_rule(rule, "optimisers.OptimiserChain", "OptimiserChain(ClipNorm(1.0), Adam())")
         flat = (r for rule in rules for r in (rule.rules if isinstance(rule, OptimiserChain) else (rule,)))
         object.__setattr__(self, "rules", tuple(flat))
 

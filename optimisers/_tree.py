@@ -33,7 +33,7 @@ from traversal import (
     trainable,
 )
 
-from ._rules import OptimiserChain
+from ._rules import OptimiserChain, check_rule
 
 
 @register_leaf
@@ -73,9 +73,7 @@ def setup(rule, model):
     >>> state["a"] is state["b"], state["n"]
     (True, None)
     """
-    if isinstance(rule, type):
-        raise TypeError(f"optimisers.setup: got the class {rule.__name__}, not a rule; pass an instance, "
-                        f"e.g. setup({rule.__name__}(), model)")
+    check_rule(rule, "optimisers.setup", "setup(Adam(), model)")
     make = ExcludeWalk(_StateWalk(), lambda path, x: Leaf(rule, rule.init(x)) if isnumeric(x) else None,
                        lambda x: isnumeric(x) or not children(x))
     return execute(CachedWalk(make, IdentityCache(), NOPRUNE), model)
@@ -278,10 +276,16 @@ def _is_state_leaf(x):
     return isinstance(x, Leaf) or not children(x)
 
 
+def _state_leaves(state):
+    """The ``Leaf`` objects of a state tree (or subtree)."""
+    return [leaf for leaf in fleaves(state, exclude=_is_state_leaf) if isinstance(leaf, Leaf)]
+
+
 def freeze(state, *paths):
     """Freeze the whole state tree, or the subtrees at ``paths``: their arrays stop changing.
 
-    A path is a ``KeyPath``, one key, or a printed key path (``"layers[0].weight"``).
+    A path is a ``KeyPath``, one key, or a printed key path (``"layers[0].weight"``).  A tied array has one
+    ``Leaf`` at all its positions, so freezing it at any position freezes it everywhere (the tie is kept).
 
     >>> from optimisers import Descent
     >>> from traversal import KeyPath
@@ -289,33 +293,36 @@ def freeze(state, *paths):
     >>> state["enc"][0].frozen, state["dec"].frozen
     (True, False)
     """
-    return _at(state, paths, lambda sub, where: _map_leaves(lambda leaf: replace(leaf, frozen=True), sub))
+    return _at(state, paths, lambda leaf: replace(leaf, frozen=True))
 
 
 def thaw(state, *paths):
-    """Undo :func:`freeze` on the whole tree or the subtrees at ``paths``."""
-    return _at(state, paths, lambda sub, where: _map_leaves(lambda leaf: replace(leaf, frozen=False), sub))
+    """Undo :func:`freeze` on the whole tree or the subtrees at ``paths`` (a tied array at all its positions)."""
+    return _at(state, paths, lambda leaf: replace(leaf, frozen=False))
 
 
 def adjust(state, *paths, **hyper):
     """Change hyperparameters (``lr=...``, ``weight_decay=...``) of every rule in the tree or at ``paths``.
 
-    A name that no rule there has is refused (a typo would otherwise change nothing).
+    A name that no rule there has is refused (a typo would otherwise change nothing), and so is a value the rule
+    does not allow (``lr=-1``).  A tied array is adjusted at all its positions, whichever one the path names.
 
     >>> from optimisers import Adam
     >>> adjust(setup(Adam(), {"w": np.ones(1)}), lr=0.5)["w"].rule.lr
     0.5
     """
+    adjusted = {}  # id(rule) -> the adjusted rule, made (and so checked) before any leaf changes
 
-    def change(sub, where):
+    def check(sub, where):
         _check_hyperparameters(sub, where, hyper)
-        return _map_leaves(lambda leaf: replace(leaf, rule=leaf.rule.adjust(**hyper)), sub)
+        for leaf in _state_leaves(sub):
+            adjusted[id(leaf.rule)] = leaf.rule.adjust(**hyper)  # an invalid value raises its ValueError here
 
-    return _at(state, paths, change)
+    return _at(state, paths, lambda leaf: replace(leaf, rule=adjusted[id(leaf.rule)]), check)
 
 
 def _check_hyperparameters(state, where, hyper):
-    rules = [leaf.rule for leaf in fleaves(state, exclude=_is_state_leaf) if isinstance(leaf, Leaf)]
+    rules = [leaf.rule for leaf in _state_leaves(state)]
     names = set().union(*(rule.hyperparameters() for rule in rules))
     unknown = [k for k in hyper if k not in names]
     if rules and unknown:
@@ -323,17 +330,24 @@ def _check_hyperparameters(state, where, hyper):
                          f"are {sorted(names)}; pass one of those names, e.g. adjust(state, lr=0.01)")
 
 
-def _at(state, paths, change):
-    """``change(subtree, where)`` applied to the whole tree, or to the subtree at each path (a KeyPath, a key,
-    or a printed key path such as ``"layers[0].weight"``); ``where`` says which, for error messages."""
-    from traversal import getkeypath, setkeypath
+def _at(state, paths, change, check=None):
+    """``change(leaf)`` applied to every ``Leaf`` of the whole tree, or of the subtree at each path (a KeyPath, a
+    key, or a printed key path such as ``"layers[0].weight"``); ``check(subtree, where)`` may refuse first.
+
+    The chosen leaves are changed wherever they sit in the tree, so the one ``Leaf`` of a tied array stays
+    one object at all its positions, whichever position the path names."""
+    from traversal import getkeypath
 
     if not paths:
-        return change(state, "in the state")
-    for path in paths:
-        path = _as_keypath(state, path)
-        state = setkeypath(state, path, change(getkeypath(state, path), f"at {path}"))
-    return state
+        subtrees = [(state, "in the state")]
+    else:
+        subtrees = [(getkeypath(state, p), f"at {p}") for p in (_as_keypath(state, path) for path in paths)]
+    chosen = set()
+    for sub, where in subtrees:
+        if check is not None:
+            check(sub, where)
+        chosen.update(id(leaf) for leaf in _state_leaves(sub))
+    return _map_leaves(lambda leaf: change(leaf) if id(leaf) in chosen else leaf, state)
 
 
 def _as_keypath(state, path):
