@@ -11,7 +11,7 @@ arguments gets each argument's own partial derivative.
 import numpy as np
 
 from . import _ops, _trees
-from ._batching import like_batches_of
+from ._batching import example_shape, like_batches_of
 from ._checks import refuse_argument, refuse_hidden_floats
 from ._containers import node_of
 from ._protection import hold_each
@@ -106,7 +106,7 @@ def gradient_of(arg, i, record, cts):
             grads.append(None)
             continue
         ct = cts[t.index]
-        if type(ct) is np.ndarray and type(leaf) is np.ndarray and ct.dtype == leaf.dtype:  # the usual case
+        if type(ct) is np.ndarray and type(leaf) is np.ndarray and ct.dtype == leaf.dtype and ct.shape == leaf.shape:
             grads.append(ct)
         else:
             grads.append(materialise(ct, leaf, bare=False))
@@ -149,7 +149,7 @@ def zeros_like_primal(primal):
 def _match_primal(ct, primal):
     if type(ct) is Traced:
         return _traced_like(ct, primal)
-    if type(ct) is np.ndarray and type(primal) is np.ndarray and ct.dtype == primal.dtype:
+    if type(ct) is np.ndarray and type(primal) is np.ndarray and ct.dtype == primal.dtype and ct.shape == primal.shape:
         return ct
     v = value_of(primal)
     if isinstance(v, (float, complex)):
@@ -157,7 +157,19 @@ def _match_primal(ct, primal):
     if isinstance(v, np.generic):
         return v.dtype.type(ct)
     ct = np.asarray(ct)
+    if ct.shape != example_shape(primal):  # under vmap, one example's: a gradient the same for every example
+        raise _wrong_shape(ct, example_shape(primal))
     return ct if ct.dtype == v.dtype else ct.astype(v.dtype)
+
+
+def _wrong_shape(ct, shape):
+    """The error for a gradient whose shape is not its input's: a pullback returned a cotangent of the wrong
+    shape, which numpy broadcasting would otherwise carry silently into the result."""
+    return ValueError(
+        f"a gradient of shape {ct.shape} reached an input of shape {shape}: a pullback (most likely a "
+        "custom rule given to autodiff.extend.defvjp) returned a cotangent of the wrong shape; each pullback "
+        "must return an array of its argument's shape (unbroadcast it, e.g. with a sum over broadcast axes)"
+    )
 
 
 def _traced_like(ct, primal):

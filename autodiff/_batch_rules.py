@@ -54,6 +54,12 @@ def _nested_batched(level, args, kwargs):
 
 def loop(prim, level, args, bdims, kwargs):
     """``prim`` once per example, the results stacked along a new axis 0 (tuples part by part)."""
+    if level.size == 0:
+        raise ValueError(
+            f"vmap: {prim.__name__} has no batching rule, so it runs once per example, and over an empty batch "
+            "(0 examples) that loop cannot tell the shape of its result; give it a batching rule with "
+            "autodiff.extend.defbatch, or skip the vmap for an empty batch"
+        )
     outs = []
     for i in range(level.size):
         picked = [_pick(a, i, level) if b is None else _ops.getitem(a, i) for a, b in zip(args, bdims)]

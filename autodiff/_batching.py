@@ -35,8 +35,37 @@ class Batch:
                 if a.tape is not self:
                     raise escaped(prim.__name__, a.tape)
                 values[i], bdims[i] = a.value, 0
-        out, bdim = batch_rule_of(prim, self, args, kwargs)(self, values, bdims, kwargs)
+        out, bdim = _checked(prim, self, batch_rule_of(prim, self, args, kwargs)(self, values, bdims, kwargs))
         return out if bdim is None else batched(out, self)
+
+
+def _checked(prim, level, result):
+    """A batching rule's ``(out, batch axis)``, refused when it is no pair or ``out`` holds another number of
+    examples than the vmap (a user's ``defbatch`` rule that drops an example or moves the batch axis)."""
+    if type(result) is not tuple or len(result) != 2:
+        raise TypeError(
+            f"vmap: the batching rule of {prim.__name__} returned a {type(result).__name__}, not the pair (out, "
+            "batch axis); return (out, 0) with one entry per example along axis 0 of out, or (out, None) when "
+            "out is the same for every example"
+        )
+    size = _leading_size(result[0]) if result[1] is not None else None
+    if size is not None and size != level.size:
+        raise ValueError(
+            f"vmap: the batching rule of {prim.__name__} returned {size} entries along the batch axis, but the "
+            f"vmap has {level.size} examples; a rule returns (out, 0) with axis 0 holding one entry per example"
+        )
+    return result
+
+
+def _leading_size(out):
+    """The length of the axis a rule's ``out`` holds this level's examples along (``None`` for a tuple or no
+    such axis): axis 0 below the batch axes of the levels out is batched at already."""
+    depth = 0
+    while type(out) is Traced:
+        depth += type(out.tape) is Batch
+        out = out.value
+    shape = out.shape if type(out) is np.ndarray else ()
+    return shape[depth] if len(shape) > depth else None
 
 
 def batch_through(fun):

@@ -23,15 +23,31 @@ def argnums_of(argnums, nargs, name="grad"):
     """
     if argnums == 0 and type(argnums) is int and nargs:  # the usual case
         return (0,)
-    nums = tuple(argnums) if isinstance(argnums, (tuple, list)) else (argnums,)
+    nums = tuple(_as_number(n, argnums, name) for n in (argnums if isinstance(argnums, (tuple, list)) else (argnums,)))
     for n in nums:
-        if not isinstance(n, int) or isinstance(n, bool) or not 0 <= n < nargs:
-            raise ValueError(
-                f"{name}: argnums={argnums!r} is out of range for a call with "
-                f"{nargs} positional argument(s); use integers from 0 to {nargs - 1}"
-            )
+        if not 0 <= n < nargs:
+            raise ValueError(_out_of_range(argnums, nargs, name))
     _refuse_repeats(argnums, nums, name)
     return nums
+
+
+def _as_number(n, argnums, name):
+    """An argument number as a Python int (a numpy integer is one); anything else is refused."""
+    if isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_)):
+        return int(n)
+    raise TypeError(
+        f"{name}: argnums={argnums!r} holds {n!r}, a {type(n).__name__}, not an argument number; pass ints, "
+        "e.g. argnums=1 or argnums=(0, 2)"
+    )
+
+
+def _out_of_range(argnums, nargs, name):
+    if nargs == 0:
+        return (f"{name}: argnums={argnums!r} names a positional argument, but the call passed none (keyword "
+                "arguments are held, never differentiated); pass the arguments to differentiate positionally, "
+                "e.g. f(x) rather than f(x=x)")
+    return (f"{name}: argnums={argnums!r} is out of range for a call with {nargs} positional argument(s); use "
+            f"integers from 0 to {nargs - 1}")
 
 
 def _refuse_repeats(argnums, nums, name):

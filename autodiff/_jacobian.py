@@ -12,6 +12,8 @@ dataclass argument gives a ``Tangent``; a tied array's block sits where
 wherever the output does not reach (``design.md`` sections 2 and 9).
 """
 
+import functools
+
 import numpy as np
 
 from . import _ops, _trees
@@ -50,10 +52,10 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
            [0., 3.]]), np.float64(2.0))
     """
 
-    def jacobian_f(*args):
+    def jacobian_f(*args, **kwargs):  # keyword arguments are held, as grad holds them
         nums = argnums_of(argnums, len(args), "jacobian")
         primals = [args[n] for n in nums]
-        f_nums = checked_aux(on_arguments(f, args, nums), has_aux, "jacobian")
+        f_nums = checked_aux(on_arguments(_holding(f, kwargs), args, nums), has_aux, "jacobian")
         out, pullback, *aux = vjp(f_nums, *primals, has_aux=has_aux)
         outs, treedef = _trees.flatten(out)
         per_leaf = [_at_output(pullback, outs, treedef, j, primals, chunk_size) for j in range(len(outs))]
@@ -66,6 +68,11 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
 
 
 jacobian = jacrev
+
+
+def _holding(f, kwargs):
+    """``f`` with the keyword arguments of the call fixed (they are never differentiated, as in ``grad``)."""
+    return functools.partial(f, **kwargs) if kwargs else f
 
 
 def _at_output(pullback, outs, treedef, j, primals, chunk_size=None):
@@ -164,9 +171,9 @@ def hessian(f, argnums=0):
     """
     jacobian_of_gradient = jacfwd(grad(scalar_valued(f, False, "hessian"), argnums), argnums)
 
-    def hessian_f(*args):
+    def hessian_f(*args, **kwargs):
         _real_variables("hessian", args, argnums_of(argnums, len(args), "hessian"), _HESSIAN_INSTEAD)
-        return jacobian_of_gradient(*args)
+        return jacobian_of_gradient(*args, **kwargs)
 
     return hessian_f
 
@@ -206,10 +213,10 @@ def jacfwd(f, argnums=0, has_aux=False):
     ((2, 2), array([1., 1.]))
     """
 
-    def jacfwd_f(*args):
+    def jacfwd_f(*args, **kwargs):  # keyword arguments are held, as grad holds them
         nums = argnums_of(argnums, len(args), "jacfwd")
         variables = _real_variables("jacfwd", args, nums, _JACFWD_INSTEAD)
-        f_nums = on_arguments(f, args, nums)
+        f_nums = on_arguments(_holding(f, kwargs), args, nums)
 
         def f_of(xs):
             return split_aux(f_nums(*variables.substitute(xs)), has_aux, "jacfwd")

@@ -69,7 +69,10 @@ def defvjp(prim, *vjps, check=None):
     ``i`` given the output cotangent ``g`` and the forward output ``ans``.  It
     must be written with differentiable ops (``autodiff.numpy``) so that
     higher derivatives work, and may return ``ZeroTangent()`` or a ``Thunk``.
-    ``None`` marks an argument that cannot be differentiated.
+    ``None`` marks an argument that cannot be differentiated.  A primitive
+    whose output is a tuple gets a tuple ``g``, with ``ZeroTangent()`` at an
+    output nothing reached (the engine never fills in zeros), so the rule
+    skips the parts where ``type(part) is ZeroTangent``.
 
     ``check=True`` gradchecks the rule at orders 1 and 2 at its first call
     (``False`` never; ``None`` when :func:`check_rules` is on).  A pullback

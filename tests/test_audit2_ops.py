@@ -63,3 +63,64 @@ def test_a_traced_keyword_argument_to_a_primitive_is_refused_by_name():
                  lambda: grad(lambda c: p(1.5, c=c))(3.0)):
         with pytest.raises(TypeError, match=r"scaled_square: the keyword argument c= is a value being differentiated"):
             call()
+
+
+def test_a_pullback_of_the_wrong_shape_is_refused_not_broadcast():
+    twice = primitive(lambda x: 2.0 * x, name="twice_wrong_rule")
+    defvjp(twice, lambda g, ans, x: anp.reshape(2.0 * g, (-1, 1)))  # (3, 1) for a (3,) argument
+    x, w = np.array([0.3, -0.7, 1.1]), np.arange(1.0, 4.0)
+    with pytest.raises(ValueError, match=r"a gradient of shape \(3, 3\) reached an input of shape \(3,\)"):
+        grad(lambda x: anp.sum(twice(x) * w) + anp.sum(x))(x)
+    with pytest.raises(ValueError, match=r"shape \(3, 1\) reached an input of shape \(3,\)"):
+        grad(lambda p: anp.sum(twice(p["x"])))({"x": x})
+
+
+@pytest.mark.parametrize("rule, error", [
+    (lambda level, args, bdims, kwargs: (args[0][:2] * 2.0, 0), r"2 entries along the batch axis, but the vmap"),
+    (lambda level, args, bdims, kwargs: (np.transpose(args[0] * 2.0), 0), r"returned 2 entries along the batch axis"),
+    (lambda level, args, bdims, kwargs: args[0] * 2.0, r"returned a ndarray, not the pair \(out, batch axis\)"),
+])
+def test_a_batching_rule_that_loses_the_batch_is_refused(rule, error):
+    from autodiff.extend import defbatch
+
+    double = primitive(lambda x: 2.0 * x, name="double_wrong_batch")
+    defbatch(double, rule)
+    with pytest.raises((ValueError, TypeError), match=error):
+        autodiff.vmap(double)(np.arange(6.0).reshape(3, 2))
+
+
+def test_a_correct_batching_rule_under_nested_vmap_passes_the_check():
+    from autodiff.extend import defbatch
+
+    double = primitive(lambda x: 2.0 * x, name="double_batched")
+    defbatch(double, lambda level, args, bdims, kwargs: (double(args[0]), bdims[0]))
+    x = np.arange(24.0).reshape(2, 3, 4)
+    np.testing.assert_array_equal(autodiff.vmap(autodiff.vmap(double))(x), 2.0 * x)
+    np.testing.assert_array_equal(autodiff.vmap(double, in_axes=1)(x), 2.0 * np.moveaxis(x, 1, 0))
+
+
+def test_the_loop_fallback_over_an_empty_batch_says_why_it_cannot_run():
+    square = primitive(lambda x: x * x, name="square_without_batch_rule")
+    defvjp(square, lambda g, ans, x: 2.0 * g * x)
+    assert autodiff.vmap(anp.sin)(np.zeros((0, 3))).shape == (0, 3)
+    with pytest.warns(UserWarning), pytest.raises(ValueError, match=r"square_without_batch_rule has no batching rule"):
+        autodiff.vmap(square)(np.zeros((0, 3)))
+
+
+def test_argnums_reads_numpy_ints_and_says_what_is_wrong_otherwise():
+    f = lambda a, b: a * b  # noqa: E731
+    assert grad(f, argnums=np.int64(1))(2.0, 3.0) == 2.0
+    with pytest.raises(TypeError, match=r"argnums=1.0 holds 1.0, a float, not an argument number"):
+        grad(f, argnums=1.0)(2.0, 3.0)
+    with pytest.raises(ValueError, match=r"the call passed none \(keyword arguments are held"):
+        grad(lambda a, b=1.0: a * b)(a=1.0, b=2.0)
+
+
+@pytest.mark.parametrize("transform", [autodiff.jacobian, autodiff.jacfwd, autodiff.hessian])
+def test_jacobians_and_hessian_hold_keyword_arguments_as_grad_does(transform):
+    f = lambda x, y=1.0: anp.sum(anp.sin(x) * x) * y  # noqa: E731
+    x = np.array([0.3, 1.1])
+    got = transform(f)(x, y=3.0)
+    expected = transform(lambda x: f(x, 3.0))(x)
+    np.testing.assert_allclose(got, expected, rtol=1e-15)
+    assert not np.allclose(got, transform(f)(x))
