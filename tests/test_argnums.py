@@ -210,12 +210,17 @@ TRANSFORMS = {
     (3, r"argnums=3 is out of range for a call with 3 positional argument\(s\); use integers from 0 to 2"),
     (-1, r"argnums=-1 is out of range"),
     ((0, 5), r"argnums=\(0, 5\) is out of range"),
-    (1.0, r"argnums=1\.0 is out of range"),
     ((1, 0, 1), r"argnums=\(1, 0, 1\) names argument 1 twice; list each argument once, e\.g\. argnums=\(1, 0\)"),
 ])
 def test_bad_argnums_raise_naming_the_transform(name, argnums, message):
     with pytest.raises(ValueError, match=rf"^{name}: {message}"):
         TRANSFORMS[name](argnums)
+
+
+@pytest.mark.parametrize("name", list(TRANSFORMS))
+def test_an_argnums_that_is_no_int_is_a_type_error_naming_the_transform(name):
+    with pytest.raises(TypeError, match=rf"^{name}: argnums=1\.0 holds 1\.0, a float, not an argument number"):
+        TRANSFORMS[name](1.0)
 
 
 @pytest.mark.parametrize("name", ["jvp", "hvp"])
