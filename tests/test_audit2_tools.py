@@ -66,7 +66,7 @@ def test_gradcheck_refuses_a_step_that_is_not_positive_and_finite(eps):
 def _deadline(seconds):
     """Raise TimeoutError in the main thread if the block runs longer than ``seconds``."""
     if not hasattr(signal, "setitimer"):
-        pytest.skip("needs signal.setitimer")
+        pytest.skip("signal.setitimer (POSIX) bounds the would-be hang; this platform has none")
 
     def on_alarm(signum, frame):
         raise TimeoutError(f"still running after {seconds}s")
@@ -138,7 +138,7 @@ def test_norm_default_ord_tuple_axis_keepdims_passes_gradcheck(shape, axis, orde
 
 @pytest.mark.parametrize("shape, axis", NORM_CASES)
 def test_norm_default_ord_tuple_axis_keepdims_gradient_matches_torch(shape, axis):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     x = np.random.default_rng(2).standard_normal(shape)
     weights = np.random.default_rng(3).standard_normal(np.linalg.norm(x, axis=axis, keepdims=True).shape)
     ours = autodiff.grad(lambda m: anp.sum(anp.linalg.norm(m, axis=axis, keepdims=True) * weights))(x)

@@ -27,7 +27,7 @@ def penalty(m):
 
 
 def test_penalty_under_grad_keeps_the_0d_entry_and_matches_torch():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     m = model()
     value, g = value_and_grad(penalty)(m)
     w = torch.tensor(m["w"], requires_grad=True)

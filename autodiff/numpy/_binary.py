@@ -92,16 +92,17 @@ def _above(x, lo, hi):
     return v > value_of(hi)
 
 
-def _below(x, lo, hi):
-    """Where the result is ``lo``: below it, and not sent on to ``hi``."""
+def _below(x, lo, hi, above=None):
+    """Where the result is ``lo``: below it, and not sent on to ``hi`` (``above``, when already known)."""
     if lo is None:
         return np.zeros(np.shape(value_of(x)), bool)
-    return (value_of(x) < value_of(lo)) & ~_above(x, lo, hi)
+    return (value_of(x) < value_of(lo)) & ~(_above(x, lo, hi) if above is None else above)
 
 
 def _inside(x, lo, hi):
     """Where the result is ``x`` itself: neither bound applies (boundaries included)."""
-    return ~(_below(x, lo, hi) | _above(x, lo, hi))
+    above = _above(x, lo, hi)
+    return ~(_below(x, lo, hi, above) | above)
 
 
 defvjp(

@@ -22,7 +22,7 @@ from ..extend import (
     unthunk,
 )
 from ._batch_ops import pack_rule, split_flat_rule
-from ._broadcast import cast, dtype_of, shape_of
+from ._broadcast import broadcast_to, cast, dtype_of, shape_of
 from ._nondiff import NONDIFF
 from ._shape import reshape
 
@@ -202,7 +202,5 @@ def full(shape, fill_value, dtype=None, order="C"):
 
 
 def _filled(shape, fill_value, dtype):
-    from ._broadcast import broadcast_to
-
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     return broadcast_to(cast(fill_value, np.dtype(dtype)), shape)
