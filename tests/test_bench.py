@@ -122,14 +122,18 @@ def test_calibration_does_not_take_a_slow_first_call_for_the_steady_cost():
 
 
 @functools.cache
+@functools.cache
 def _unsorted():
-    return np.random.default_rng(0).standard_normal(8_000_000)
+    return np.random.default_rng(0).standard_normal(1_000_000)  # made once: making it holds the GIL
 
 
-def _spin():
+def _spin(seconds=0.3):
     """About 0.3 s of one core with the GIL released (a thread holding the GIL would show as waiting for it,
-    not running, whenever the test's thread read its state), as a BLAS worker spins."""
-    np.sort(_unsorted())
+    not running, whenever the test's thread read its state), as a BLAS worker spins: sorts of a copy, each a
+    few ms, for that long whatever the machine's speed (one sort of 8M values took 0.2 to 0.6 s)."""
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        np.sort(_unsorted())
 
 
 def test_settle_waits_for_a_spinning_thread_and_gives_up_after_its_timeout():
