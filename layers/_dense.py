@@ -4,6 +4,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from autodiff.nn.functional import linear
+
 
 @dataclass
 class Dense:
@@ -29,4 +31,4 @@ class Dense:
         return self(x), self
 
     def __call__(self, x):
-        return x @ self.weight.T + self.bias
+        return linear(x, self.weight, self.bias)

@@ -18,6 +18,7 @@ from autodiff.nn import functional as F
 from autodiff.numpy import _broadcast as B
 from autodiff.numpy import _elementwise as E
 from autodiff.numpy import _indexing as Ix
+from autodiff.numpy import _linalg as L
 from autodiff.scipy import linalg as sla
 from autodiff.scipy import signal as sig
 from autodiff.scipy import special as sp
@@ -92,6 +93,24 @@ def matmul_shapes(draw):
         "vv": ((k,), (k,)),
         "batched": ((2,) + (n, k), batch + (k, m)),
     }[kind]
+
+
+@st.composite
+def transposed_matmul_shapes(draw, left):
+    """Operands of ``matmul_nt`` (``a bᵀ``, ``left=False``) or ``matmul_tn`` (``aᵀ b``, ``left=True``): two or more
+    axes each, the leading ones broadcasting."""
+    n, m, k = draw(matrix_dims), draw(matrix_dims), draw(matrix_dims)
+    lead_a, lead_b = draw(st.sampled_from([((), ()), ((2,), ()), ((), (2,)), ((2,), (1,)), ((1, 2), (3, 1))]))
+    if left:
+        return (lead_a + (k, n), lead_b + (k, m))
+    return (lead_a + (n, k), lead_b + (m, k))
+
+
+@st.composite
+def linear_shapes(draw):
+    """``F.linear``'s ``x``, ``weight`` (out, in) and bias: a batch of rows, or one example's vector."""
+    n, m, k = draw(matrix_dims), draw(matrix_dims), draw(matrix_dims)
+    return (draw(st.sampled_from([(n, k), (k,), (2, n, k)])), (m, k), (m,))
 
 
 @st.composite
@@ -228,6 +247,9 @@ OPS = [
     Op("sum", anp.sum, reduce_case()),
     Op("mean", anp.mean, reduce_case()),
     Op("matmul", anp.matmul, plain(matmul_shapes())),
+    Op("matmul_nt", L.matmul_nt, plain(transposed_matmul_shapes(left=False))),
+    Op("matmul_tn", L.matmul_tn, plain(transposed_matmul_shapes(left=True))),
+    Op("linear", F.linear, plain(linear_shapes())),
     Op("dot", anp.dot, plain(dot_shapes())),
     Op("reshape", anp.reshape, reshape_case()),
     Op("transpose", anp.transpose, transpose_case()),

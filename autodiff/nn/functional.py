@@ -11,12 +11,28 @@ array([0., 0., 1.])
 import numpy as np
 
 from ..extend import defbatch, defjvp, defvjp, primitive, value_of
-from ..numpy import exp, multiply, subtract, sum
+from ..numpy import add, exp, matmul, multiply, subtract, sum, transpose
 from ..numpy._batch_helpers import along, elementwise, reduction
-from ..numpy._broadcast import as_constant, dtype_of
+from ..numpy._broadcast import as_constant, dtype_of, shape_of
+from ..numpy._linalg import matmul_nt
 from ..numpy._reductions import expand_reduced
 
-__all__ = ["logsumexp", "softmax", "log_softmax", "sigmoid", "relu", "softplus"]
+__all__ = ["linear", "logsumexp", "softmax", "log_softmax", "sigmoid", "relu", "softplus"]
+
+
+def linear(x, weight, bias=None):
+    """``x @ weight.T + bias``, with ``weight`` laid out ``(out, in)`` as in ``torch.nn.functional.linear``.
+
+    The product is one ``matmul_nt`` (``a bᵀ``, BLAS reading ``weight`` transposed in place): no transpose is
+    recorded, at the first order or any higher one, since the pullbacks of the three GEMM forms are GEMMs of
+    those forms.
+
+    >>> x, w = np.ones((4, 3)), np.arange(6.0).reshape(2, 3)
+    >>> bool(np.array_equal(linear(x, w, np.ones(2)), x @ w.T + 1))
+    True
+    """
+    y = matmul_nt(x, weight) if len(shape_of(x)) >= 2 else matmul(x, transpose(weight))  # one example: a GEMV
+    return y if bias is None else add(y, bias)
 
 
 def _logsumexp(x, axis=None, keepdims=False):
