@@ -31,6 +31,7 @@ ACCELERATIONS = {
     "reductions": {"AUTODIFF_ACCEL_OFF": "reductions"},  # fused model-wide reductions (autodiff/_accel/reductions.py)
     "collectors": {"AUTODIFF_ACCEL_OFF": "collectors"},  # total's collectors and readers (traversal/_accel)
     "elementwise": {"AUTODIFF_ACCEL_OFF": "elementwise"},  # float64 tanh on a kernel (autodiff/_accel/elementwise.py)
+    "optimisers": {"AUTODIFF_ACCEL_OFF": "optimisers"},  # update's rebuild in loops (optimisers/_accel.py)
     "all": {"AUTODIFF_REFERENCE": "1"},  # every acceleration at once: the reference core alone
 }
 
@@ -93,6 +94,12 @@ def _per_example():
     return per_example_gradients().ours
 
 
+def _maml():
+    from ._so_maml import maml_meta_step
+
+    return maml_meta_step().ours
+
+
 # workload -> (what it is, a function building its step); ours only: the suites they come from check them
 WORKLOADS = {
     "overhead": ("100-op elementwise chain, grad (per-op overhead)", lambda: _overhead()),
@@ -104,6 +111,7 @@ WORKLOADS = {
     "resnet_step": ("ResNet-18 training step, batch 8", lambda: _fresh_workload("resnet_step", 8)),
     "norm_total": ("norm gradient of total, 3-parameter dict", _norm_total_gradient),
     "per_example": ("per-example gradients (vmap), MLP 784-128-10", _per_example),
+    "maml": ("MAML meta-step through optimisers.update, MLP 1-40-40-1", _maml),
 }
 
 

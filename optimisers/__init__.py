@@ -14,6 +14,7 @@ anything, ``freeze``/``thaw``/``adjust`` change the state tree.
 array([ 0.9, -1.9])
 """
 
+from ._accel import install as _install_accel
 from ._rules import (
     Adam,
     AdamW,
@@ -27,6 +28,8 @@ from ._rules import (
     WeightDecay,
 )
 from ._tree import Leaf, adjust, freeze, setup, thaw, update
+
+_install_accel()  # update's rebuild in tight loops, beside the reference walks (off under AUTODIFF_REFERENCE=1)
 
 __all__ = [
     "setup", "update", "freeze", "thaw", "adjust", "Leaf",

@@ -102,7 +102,7 @@ def update(state, model, grads):
     """
     steps = _collect(state, model, grads)
     _run_rules(steps)
-    return _rebuild(state, model, steps)
+    return rebuild_trees(state, model, steps)
 
 
 class _Step:
@@ -246,24 +246,33 @@ def _global_stage(stage):
 
 
 def _rebuild(state, model, steps):
-    def new_x(path, x):
-        s = steps.get(id(x))
-        return x if s is None else _as_array(x - s.dx, x.dtype)
-
-    def new_leaf(leaf, x):
-        s = steps.get(id(x))
-        if s is None or not isinstance(leaf, Leaf):
-            return leaf
-        states = tuple(s.states) if isinstance(leaf.rule, OptimiserChain) else s.states[0]
-        return replace(leaf, state=states)
-
+    """The new state and model: each stepped array and its ``Leaf`` replaced, every container rebuilt once."""
     exclude = lambda x: isnumeric(x) or not children(x)  # noqa: E731
     # every position of a stepped array gets the new one, a non-trainable position of a tie too: it stays tied
-    new_model = execute(CachedWalk(ExcludeWalk(DefaultWalk(), new_x, exclude), IdentityCache(), NOPRUNE), model)
+    new_model = execute(CachedWalk(ExcludeWalk(DefaultWalk(), lambda path, x: new_array(steps, x), exclude),
+                                   IdentityCache(), NOPRUNE), model)
     from traversal import fmap
 
-    new_state = fmap(new_leaf, state, model, exclude=lambda leaf: isinstance(leaf, Leaf) or not children(leaf))
+    new_state = fmap(lambda leaf, x: new_leaf(steps, leaf, x), state, model, exclude=_is_state_leaf)
     return new_state, new_model
+
+
+rebuild_trees = _rebuild  # the hook optimisers._accel replaces with its tight loops
+
+
+def new_array(steps, x):
+    """``x`` after its step, or ``x`` itself when it took none."""
+    s = steps.get(id(x))
+    return x if s is None else _as_array(x - s.dx, x.dtype)
+
+
+def new_leaf(steps, leaf, x):
+    """The ``Leaf`` of the array ``x`` with its rule's new state, or ``leaf`` itself when ``x`` took no step."""
+    s = steps.get(id(x))
+    if s is None or not isinstance(leaf, Leaf):
+        return leaf
+    states = tuple(s.states) if isinstance(leaf.rule, OptimiserChain) else s.states[0]
+    return replace(leaf, state=states)
 
 
 def _map_leaves(f, state):

@@ -34,7 +34,7 @@ def test_rounds_alternate_which_process_goes_first_and_give_off_over_on():
 
 @pytest.mark.parametrize("name", [n for n, env in accelerations.ACCELERATIONS.items() if env])
 def test_every_switch_in_the_table_is_read_by_the_code(name):
-    folders = ("autodiff", "layers", "traversal")
+    folders = ("autodiff", "layers", "traversal", "optimisers")
     sources = "".join(p.read_text() for folder in folders for p in (ROOT / folder).rglob("*.py"))
     for variable in accelerations.ACCELERATIONS[name]:
         assert f'"{variable}"' in sources, f"{name}: nothing reads {variable}; the row would measure nothing"

@@ -26,6 +26,7 @@ from autodiff._accel import reductions as _accel_reductions
 from autodiff._trees import leaves
 from autodiff.numpy import _batch_ops
 from layers import _jit
+from optimisers import _tree as _opt_tree
 from traversal import _collect, fmap, isnumeric, total
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -57,6 +58,7 @@ SWITCHES = [
     ("fused known reductions", lambda: _accel_reductions.lookup(anp.sumsq) is not None, lambda: True),
     ("fast collectors", lambda: _collect.parameters is not _collect.reference_parameters, lambda: True),
     ("pooled batched outer products", lambda: _batch_ops.batched_outer is not _batch_ops._batched_outer, lambda: True),
+    ("optimiser rebuild loops", lambda: _opt_tree.rebuild_trees is not _opt_tree._rebuild, lambda: True),
     ("float64 tanh kernel", lambda: anp.tanh.fun is not np.tanh,
      lambda: not _accel_elementwise.numpy_tanh_is_vectorised()),  # on AVX-512, numpy's own is faster
 ]

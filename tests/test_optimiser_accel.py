@@ -1,0 +1,121 @@
+"""``optimisers._accel``: ``update``'s rebuild in tight loops gives the objects its reference walk gives, on the
+gallery of awkward models (ties, tied layers, a tie into a non-trainable field, functions and ints, None
+gradients, frozen leaves, rule chains), and hands a cycle or a state that does not mirror the model to the
+reference, whose error names the key path."""
+
+import numpy as np
+import pytest
+from gallery import gallery
+
+import autodiff
+from autodiff._trees import leaves
+from optimisers import Adam, ClipNorm, Descent, OptimiserChain, _accel, _tree, freeze, setup, update
+from traversal import fmap, isnumeric, trainables
+
+
+def _grads(model):
+    """A gradient mirroring ``model``: ones at every float array, None elsewhere (no step there)."""
+    return fmap(lambda x: np.ones_like(x) if np.result_type(x).kind in "fc" else None, model, exclude=isnumeric)
+
+
+def _both(monkeypatch, state, model, grads):
+    """``update`` through the loops, then through the reference walk."""
+    monkeypatch.setattr(_tree, "rebuild_trees", _accel.rebuild_fast)
+    fast = update(state, model, grads)
+    monkeypatch.setattr(_tree, "rebuild_trees", _tree._rebuild)
+    return fast, update(state, model, grads)
+
+
+def _same_objects(a, b):
+    """Same structure and values, and the same identity relations: two positions hold one object in ``a``
+    exactly where they do in ``b`` (ties kept, unstepped arrays passed through)."""
+    la, lb = leaves(a), leaves(b)
+    assert [p for p, _ in la] == [p for p, _ in lb]
+    for (path, x), (_, y) in zip(la, lb):
+        assert type(x) is type(y), path
+        if isinstance(x, np.ndarray):
+            np.testing.assert_array_equal(x, y, err_msg=str(path))
+        elif not isinstance(x, _tree.Leaf):
+            assert x is y or x == y, path
+    ids_a, ids_b = [id(x) for _, x in la], [id(x) for _, x in lb]
+    assert [ids_a.index(i) for i in ids_a] == [ids_b.index(i) for i in ids_b]
+
+
+def _leaves_of(state):
+    return _tree._state_leaves(state)
+
+
+@pytest.mark.parametrize("name", sorted(gallery()))
+@pytest.mark.parametrize("rule", [Descent(0.1), Adam(0.1), OptimiserChain(ClipNorm(1.0), Descent(0.1))],
+                         ids=["descent", "adam", "chain"])
+def test_the_loops_rebuild_what_the_reference_rebuilds(monkeypatch, name, rule):
+    model = gallery()[name]
+    state = setup(rule, model)
+    (fast_state, fast_model), (ref_state, ref_model) = _both(monkeypatch, state, model, _grads(model))
+    _same_objects(fast_model, ref_model)
+    _same_objects(fast_state, ref_state)
+    for x, y in zip(_leaves_of(fast_state), _leaves_of(ref_state)):
+        assert x.rule is y.rule and x.frozen == y.frozen
+        for s, t in zip(leaves(x.state), leaves(y.state)):
+            np.testing.assert_array_equal(s[1], t[1])
+    if trainables(model):  # the step happened: something changed
+        assert any(a is not b for a, b in zip(trainables(fast_model), trainables(model)))
+
+
+def test_frozen_leaves_and_none_gradients_stay_what_they_were(monkeypatch):
+    model = gallery()["tied_layer"] + [{"w": np.ones(2), "v": np.ones(3)}]
+    state = freeze(setup(Adam(0.1), model), 2)
+    grads = _grads(model)
+    grads[2]["v"] = None
+    (fast_state, fast_model), (ref_state, ref_model) = _both(monkeypatch, state, model, grads)
+    _same_objects(fast_model, ref_model)
+    assert fast_model[2]["w"] is model[2]["w"] and fast_model[0] is fast_model[1]
+    assert fast_state[2]["w"] is state[2]["w"]
+
+
+def test_traced_steps_rebuild_the_same_and_differentiate_the_same(monkeypatch):
+    """Under ``grad`` (MAML's inner loop) the loops hold traced arrays and give the reference's meta-gradient."""
+    model = gallery()["tied_layer"]
+    x = np.linspace(-1.0, 1.0, 6).reshape(3, 2)
+
+    def meta(m):
+        state = setup(Descent(0.1), m)
+        for _ in range(2):
+            g = autodiff.grad(lambda m: autodiff.numpy.sum(np.tanh(x) @ m[0].weight[:2] * m[1].bias))(m)
+            state, m = update(state, m, g)
+        return autodiff.numpy.sum(m[0].weight ** 2) + autodiff.numpy.sum(m[1].bias ** 3)
+
+    monkeypatch.setattr(_tree, "rebuild_trees", _accel.rebuild_fast)
+    fast = autodiff.grad(meta)(model)
+    monkeypatch.setattr(_tree, "rebuild_trees", _tree._rebuild)
+    ref = autodiff.grad(meta)(model)
+    for a, b in zip(trainables(fast), trainables(ref)):
+        np.testing.assert_allclose(a, b, rtol=1e-13)
+
+
+def test_a_cycle_goes_to_the_reference_and_its_error(monkeypatch):
+    model = {"w": np.ones(2), "more": []}
+    state = setup(Descent(0.1), model)
+    model["more"].append(model)  # made after setup, which refuses cycles itself
+    monkeypatch.setattr(_tree, "rebuild_trees", _accel.rebuild_fast)
+    with pytest.raises(ValueError, match="cycle"):
+        update(state, model, {"w": np.ones(2), "more": None})
+
+
+def test_a_state_not_mirroring_the_model_where_no_gradient_reached_goes_to_the_reference(monkeypatch):
+    model = {"w": np.ones(2), "rest": {"a": np.ones(1)}}
+    state = setup(Descent(0.1), model)
+    state = {"w": state["w"], "rest": {"b": state["rest"]["a"]}}  # keys that are not the model's
+    monkeypatch.setattr(_tree, "rebuild_trees", _accel.rebuild_fast)
+    fast = _raised(lambda: update(state, model, {"w": np.ones(2), "rest": None}))
+    monkeypatch.setattr(_tree, "rebuild_trees", _tree._rebuild)
+    ref = _raised(lambda: update(state, model, {"w": np.ones(2), "rest": None}))
+    assert type(fast) is type(ref) and str(fast) == str(ref)
+
+
+def _raised(f):
+    try:
+        f()
+    except Exception as e:  # noqa: BLE001  (the reference's own error, whatever it is)
+        return e
+    raise AssertionError("no error")
