@@ -6,6 +6,8 @@ turn a flat numpy vector into torch's ``H v`` and back (a copy-free ``from_numpy
 
 import numpy as np
 
+from autodiff._hvp_operator import rademacher as _signs  # the operator's own draw, so torch gets the very same probes
+
 
 def conjugate_gradient(matvec, b, steps):
     """``steps`` iterations of conjugate gradients for ``H x = b`` from ``x = 0`` (no early stop: a fixed cost).
@@ -32,7 +34,7 @@ def rademacher(size, n, seed):
     draw (tests/test_second_order_tasks.py checks the estimate against the dense Hessian with these probes).
     """
     rng = np.random.default_rng(seed)
-    return np.stack([rng.integers(0, 2, size) * 2.0 - 1.0 for _ in range(n)])
+    return np.stack([_signs(rng, size) for _ in range(n)])
 
 
 def counted(shape, dtype, matvec):
