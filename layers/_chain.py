@@ -25,6 +25,15 @@ class Chain:
 
     layers: list = field(default_factory=list)
 
+    def __post_init__(self):
+        if not isinstance(self.layers, (list, tuple)):
+            raise TypeError(f"Chain: expected a list of layers, got a {type(self.layers).__name__}; pass "
+                            "Chain([layer, ...]), each a layer or a function")
+        for k, layer in enumerate(self.layers):
+            if not callable(layer):
+                raise TypeError(f"Chain: layers[{k}] is a {type(layer).__name__}, which cannot be called; pass "
+                                "layers and functions only (Chain([Dense.init(2, 3), np.tanh]))")
+
     def forward(self, x, train=False):
         new = []
         for layer in self.layers:

@@ -26,6 +26,7 @@ import autodiff.numpy as anp
 from autodiff.extend import defbatch, deflinear, defvjp, primitive, value_of
 from autodiff.numpy._batch_helpers import fold_leading
 
+from ._checks import positive_sizes
 from ._im2col import _im2col, col2im, im2col
 from ._layout import nchw
 from ._windows import _unwindow, _windows, output_size
@@ -125,9 +126,14 @@ class Conv2d:
 
     def __post_init__(self):
         check_window("Conv2d", self.stride, self.padding)
+        if np.ndim(value_of(self.weight)) != 4:
+            raise ValueError(f"Conv2d: the weight must have 4 axes (out, in, kh, kw), as torch.nn.Conv2d's, got "
+                             f"shape {np.shape(value_of(self.weight))}; pass a weight laid out (out, in, kh, kw), "
+                             "or build one with Conv2d.init(c_in, c_out, kernel)")
 
     @classmethod
     def init(cls, c_in, c_out, kernel, stride=1, padding=0, bias=True, seed=0, dtype=np.float32):
+        positive_sizes("Conv2d.init", c_in=c_in, c_out=c_out, kernel=kernel)
         rng = np.random.default_rng(seed)
         bound = 1 / np.sqrt(c_in * kernel * kernel)
         weight = rng.uniform(-bound, bound, (c_out, c_in, kernel, kernel)).astype(dtype)

@@ -6,6 +6,8 @@ import numpy as np
 
 from autodiff.nn.functional import linear
 
+from ._checks import positive_sizes
+
 
 @dataclass
 class Dense:
@@ -22,6 +24,7 @@ class Dense:
     @classmethod
     def init(cls, n_in, n_out, seed=0, dtype=np.float32):
         """Uniform(-1/sqrt(n_in), 1/sqrt(n_in)) weights and biases, as torch.nn.Linear."""
+        positive_sizes("Dense.init", n_in=n_in, n_out=n_out)
         rng = np.random.default_rng(seed)
         bound = 1 / np.sqrt(n_in)
         weight = rng.uniform(-bound, bound, (n_out, n_in)).astype(dtype)

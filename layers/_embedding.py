@@ -7,6 +7,8 @@ import numpy as np
 import autodiff.numpy as anp
 from autodiff.extend import plain_value, value_of
 
+from ._checks import positive_sizes
+
 
 @dataclass
 class Embedding:
@@ -20,6 +22,7 @@ class Embedding:
 
     @classmethod
     def init(cls, num, dim, seed=0, dtype=np.float32):
+        positive_sizes("Embedding.init", num=num, dim=dim)
         return cls(np.random.default_rng(seed).standard_normal((num, dim)).astype(dtype))
 
     def forward(self, ids, train=False):
@@ -32,6 +35,9 @@ class Embedding:
     def _check(self, ids):
         """Refuse ids outside ``[0, num)``, as torch does (numpy would read ``-1`` as the last row)."""
         ids, num = np.asarray(plain_value(ids)), np.shape(value_of(self.weight))[0]  # batched ids: every example's
+        if ids.dtype.kind not in "iu":
+            raise TypeError(f"Embedding: ids must be integers, got {ids.dtype} ids; pass class or token ids as "
+                            "ints (ids.astype(int) when they are whole numbers held as floats)")
         bad = ids[(ids < 0) | (ids >= num)]
         if bad.size:
             raise IndexError(f"Embedding: ids must lie in [0, {num}) for a table of {num} rows, got {bad[0]}; "

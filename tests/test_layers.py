@@ -281,3 +281,39 @@ def test_embedding_refuses_ids_outside_the_table(bad):
                        lambda: module(torch.tensor(ids)), IndexError, *words)
     _raises_like_torch(lambda: autodiff.grad(lambda m: anp.sum(autodiff.vmap(m)(ids)))(layer),
                        lambda: module(torch.tensor(ids)), IndexError, *words)
+
+
+# --- what a layer is built from, and what it is given: refused naming the layer, the shapes and the fix -----------
+
+
+@pytest.mark.parametrize("build, error, words", [
+    (lambda: Dense.init(0, 3), ValueError, ("Dense.init", "n_in", "got 0", "n_in=1 or more")),
+    (lambda: Dense.init(4, 2.5), ValueError, ("Dense.init", "n_out", "got 2.5")),
+    (lambda: Conv2d.init(3, 0, 3), ValueError, ("Conv2d.init", "c_out", "got 0")),
+    (lambda: Embedding.init(0, 4), ValueError, ("Embedding.init", "num", "got 0")),
+    (lambda: Conv2d(np.ones((3, 3, 3), np.float32)), ValueError, ("Conv2d", "4 axes", "(3, 3, 3)", "Conv2d.init")),
+    (lambda: Chain(5), TypeError, ("Chain", "list of layers", "int", "Chain([layer, ...])")),
+    (lambda: Chain([np.tanh, 5]), TypeError, ("Chain", "layers[1]", "int", "cannot be called")),
+])
+def test_a_layer_built_from_the_wrong_things_is_refused_naming_it(build, error, words):
+    """Each of these failed deep in numpy (a divide by zero, an unpacking, ``'int' object is not iterable``)."""
+    with pytest.raises(error) as caught:
+        build()
+    assert all(w in str(caught.value) for w in words), str(caught.value)
+
+
+def test_dense_refuses_inputs_of_another_width_as_torch_does():
+    layer = Dense.init(4, 3)
+    module = torch.nn.Linear(4, 3)
+    x = np.ones((2, 5), np.float32)
+    _raises_like_torch(lambda: layer(x), lambda: module(torch.tensor(x)), ValueError,
+                       "linear", "(2, 5)", "(3, 4)", "4 features")
+    _raises_like_torch(lambda: autodiff.vmap(layer)(x), lambda: torch.func.vmap(module)(torch.tensor(x)),
+                       ValueError, "linear", "(5,)", "(3, 4)")
+
+
+def test_embedding_refuses_float_ids_as_torch_does():
+    layer, module = Embedding.init(7, 3), torch.nn.Embedding(7, 3)
+    ids = np.array([1.0, 2.0])
+    _raises_like_torch(lambda: layer(ids), lambda: module(torch.tensor(ids)), TypeError,
+                       "Embedding", "integers", "float64", "astype(int)")

@@ -31,7 +31,12 @@ def linear(x, weight, bias=None):
     >>> bool(np.array_equal(linear(x, w, np.ones(2)), x @ w.T + 1))
     True
     """
-    y = matmul_nt(x, weight) if len(shape_of(x)) >= 2 else matmul(x, transpose(weight))  # one example: a GEMV
+    xs, ws = shape_of(x), shape_of(weight)
+    if len(ws) != 2 or len(xs) < 1 or xs[-1] != ws[1]:
+        raise ValueError(f"linear: x of shape {xs} for a weight of shape {ws}: expected a weight (out, in) and x "
+                         f"of shape (..., in); pass x with {ws[-1] if ws else 'in'} features in its last axis, or "
+                         "a weight laid out (out, in) as torch.nn.Linear's")
+    y = matmul_nt(x, weight) if len(xs) >= 2 else matmul(x, transpose(weight))  # one example: a GEMV
     return y if bias is None else add(y, bias)
 
 
