@@ -10,6 +10,8 @@ argument, a tuple of per-argument pullbacks ``vjp(g, ans, *args, **kwargs)``, or
 (``_forwards`` holds that forward; the tape keeps the residuals, see ``defvjp_fwd_bwd``).
 """
 
+import inspect
+
 from ._checks import leaked
 from ._protection import protect_inside
 from ._traced import Tape, Traced
@@ -28,14 +30,15 @@ class Primitive:
         self.__doc__ = fun.__doc__
         self.__module__ = fun.__module__
         self.__wrapped__ = fun
+        self.keywords = _keywords(fun)
 
     def __call__(self, *args, **kwargs):
         top = None
         for a in args:
             if type(a) is Traced and (top is None or a.level > top.level):
                 top = a
-        if kwargs and Traced in map(type, kwargs.values()):
-            raise _traced_keyword(self, kwargs)
+        if kwargs:
+            _check_keywords(self, kwargs)
         if top is None:
             return self.fun(*args, **kwargs)
         if type(top.tape) is not Tape:  # a jvp's level: push tangents forward, record nothing (_forward.py)
@@ -47,6 +50,42 @@ class Primitive:
 
     def __reduce__(self):
         return self.__module__ + "." + self.__name__
+
+
+def _check_keywords(prim, kwargs):
+    """Refuse a value being differentiated passed by keyword, and a keyword the primitive does not take."""
+    if Traced in map(type, kwargs.values()):
+        raise _traced_keyword(prim, kwargs)
+    if not kwargs.keys() <= prim.keywords:
+        raise _unknown_keyword(prim, kwargs)
+
+
+class _Any:
+    """Every keyword: the set of a function that takes ``**kwargs`` (or whose signature cannot be read)."""
+
+    def __ge__(self, other):
+        return True
+
+
+def _keywords(fun):
+    """The keyword arguments ``fun`` accepts, read once, so a call with another fails naming the primitive."""
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature (np.tanh): numpy checks its own
+        return _Any()
+    if any(p.kind is p.VAR_KEYWORD for p in params):
+        return _Any()
+    return frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def _unknown_keyword(prim, kwargs):
+    """The error for a keyword argument the primitive's function does not take (it named a private function)."""
+    name = next(k for k in kwargs if k not in prim.keywords)
+    return TypeError(
+        f"{prim.__name__}: the keyword argument {name}= is not supported here; it takes "
+        f"{', '.join(sorted(prim.keywords)) or 'no keyword arguments'}; leave it out, or express it with other "
+        f"ops (numpy's where= as anp.where(mask, x, 0), initial= as anp.maximum(result, initial))"
+    )
 
 
 def _traced_keyword(prim, kwargs):

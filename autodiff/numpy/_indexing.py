@@ -4,6 +4,8 @@ The pullback scatter-adds, so repeated indices accumulate; scatter-add's own
 pullback is indexing again.
 """
 
+import math
+
 import numpy as np
 
 from ..extend import Traced, ZeroTangent, defbatch, defjvp, deflinear, defvjp, primitive
@@ -58,17 +60,37 @@ defjvp(tuple_item, lambda t, ans, tup, i: t[i])  # a tuple's tangent is the tupl
 defbatch(tuple_item, tuple_item_rule)
 
 
-def take(x, indices, axis=None):
+def take(x, indices, axis=None, mode="raise"):
     """Elements at integer ``indices`` along ``axis`` (of the flattened array when ``None``);
-    repeated indices accumulate in the pullback."""
+    repeated indices accumulate in the pullback.  ``mode`` is numpy's: ``"raise"`` refuses an index out of
+    range, ``"wrap"`` wraps it around, ``"clip"`` takes the nearest end (a negative index too).
+
+    >>> take(np.array([10.0, 20.0, 30.0]), [-1, 5], mode="clip")
+    array([10., 30.])
+    """
     from ._shape import ravel
 
+    if mode != "raise":
+        indices = _moded(indices, math.prod(shape_of(x)) if axis is None else shape_of(x)[axis], mode)
     if type(indices) is Traced:  # batched by vmap: getitem gathers each example's along the first axis
         return _take_batched(x, indices, axis)
     indices = np.asarray(indices)
     if axis is None:
         return getitem(ravel(x), indices)
     return getitem(x, (slice(None),) * (axis % len(shape_of(x))) + (indices,))
+
+
+def _moded(indices, n, mode):
+    """``indices`` brought into ``[0, n)`` by numpy's ``mode`` (batched indices stay batched: ``%`` and ``clip``
+    are elementwise)."""
+    from ._binary import clip
+
+    batched = type(indices) is Traced
+    if mode == "wrap":
+        return indices % n if batched else np.asarray(indices) % n
+    if mode == "clip":
+        return clip(indices, 0, n - 1) if batched else np.clip(np.asarray(indices), 0, n - 1)
+    raise ValueError(f"autodiff.numpy.take: mode={mode!r}; pass 'raise', 'wrap' or 'clip'")
 
 
 def _take_batched(x, indices, axis):

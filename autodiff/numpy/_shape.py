@@ -52,8 +52,16 @@ def squeeze(x, axis=None):
     return reshape(x, np.squeeze(np.empty(shape_of(x), dtype=bool), axis).shape)
 
 
-def ravel(x):
-    """Flatten to 1-D (a reshape)."""
+def ravel(x, order="C"):
+    """Flatten to 1-D (a reshape); ``order="F"`` reads the first axis fastest (the reversed axes, flattened).
+
+    >>> ravel(np.arange(6).reshape(2, 3), order="F")
+    array([0, 3, 1, 4, 2, 5])
+    """
+    if order not in ("C", "F", "A", "K"):
+        raise ValueError(f"autodiff.numpy.ravel: order={order!r}; pass 'C' (rows first) or 'F' (columns first)")
+    if order == "F":  # 'A' and 'K' follow memory, which for the fresh arrays a derivative makes is C's order
+        x = transpose(x)
     return reshape(x, (-1,))
 
 

@@ -1,0 +1,61 @@
+"""numpy's keyword arguments: ``take``'s ``mode`` and ``ravel``'s ``order`` work as numpy's, to second order and
+under ``vmap``; a keyword a primitive does not take is refused naming the public op, not a private function."""
+
+import numpy as np
+import pytest
+
+import autodiff
+import autodiff.numpy as anp
+from autodiff import gradcheck
+from autodiff.extend import defvjp, primitive
+
+X = np.arange(12.0).reshape(3, 4) / 7.0
+INDICES = np.array([-5, -1, 0, 2, 7, 13])
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+@pytest.mark.parametrize("axis", [None, 0, 1, -1])
+def test_take_modes_equal_numpy_and_differentiate_to_second_order(mode, axis):
+    np.testing.assert_array_equal(anp.take(X, INDICES, axis=axis, mode=mode), np.take(X, INDICES, axis=axis, mode=mode))
+    assert gradcheck(lambda x: anp.take(x, INDICES, axis=axis, mode=mode) ** 2, X, order=2)
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+def test_take_modes_under_vmap_with_batched_indices_equal_a_loop(mode):
+    ids = np.array([[-1, 9], [4, 2], [13, -7]])
+    batched = autodiff.vmap(lambda i: anp.take(X, i, mode=mode))(ids)
+    np.testing.assert_array_equal(batched, np.stack([np.take(X, i, mode=mode) for i in ids]))
+    per_row = autodiff.vmap(lambda x: anp.take(x, [5, -6], mode=mode))(X)  # the size is one example's
+    np.testing.assert_array_equal(per_row, np.stack([np.take(x, [5, -6], mode=mode) for x in X]))
+
+
+def test_take_refuses_an_unknown_mode_by_name():
+    with pytest.raises(ValueError, match=r"autodiff.numpy.take: mode='bogus'; pass 'raise', 'wrap' or 'clip'"):
+        anp.take(X, [0], mode="bogus")
+
+
+@pytest.mark.parametrize("order", ["C", "F", "A", "K"])
+def test_ravel_orders_equal_numpy_and_differentiate(order):
+    np.testing.assert_array_equal(anp.ravel(X, order=order), np.ravel(X, order=order))
+    weights = np.arange(12.0)
+    assert gradcheck(lambda x: anp.ravel(x, order=order) * weights, X, order=2)
+
+
+@pytest.mark.parametrize("call, words", [
+    (lambda: anp.sum(X, where=X > 0.5), ("sum:", "where=", "axis, dtype, keepdims", "anp.where(mask, x, 0)")),
+    (lambda: anp.max(X, initial=0.0), ("max:", "initial=", "anp.maximum(result, initial)")),
+    (lambda: anp.cumsum(X, dtype=np.float32), ("cumsum:", "dtype=", "axis")),
+    (lambda: autodiff.grad(lambda x: anp.sum(x, where=x > 0.5))(X), ("sum:", "where=")),
+])
+def test_a_keyword_an_op_does_not_take_is_refused_naming_the_op(call, words):
+    """These named private functions (``_sum() got an unexpected keyword argument 'where'``)."""
+    with pytest.raises(TypeError) as caught:
+        call()
+    assert all(w in str(caught.value) for w in words), str(caught.value)
+    assert "_sum()" not in str(caught.value) and "forward()" not in str(caught.value)
+
+
+def test_a_user_primitive_taking_any_keyword_is_left_alone():
+    scaled = primitive(lambda x, **options: x * options.get("factor", 1.0), "scaled")
+    defvjp(scaled, lambda g, ans, x, **options: g * options.get("factor", 1.0))
+    assert autodiff.grad(lambda x: scaled(x, factor=3.0))(2.0) == 3.0
