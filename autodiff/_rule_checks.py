@@ -37,7 +37,7 @@ import warnings
 import numpy as np
 
 from ._arguments import is_differentiable, zeros_like_primal
-from ._batching import Batch, batch_depth, keep_batches
+from ._batching import Batch, batch_depth, example_shape, keep_batches
 from ._gradcheck import GradcheckError, gradcheck
 from ._higher import jvp
 from ._protection import protect
@@ -144,7 +144,8 @@ class _PerArgument:
 
     def __call__(self, g, ans, *args, **kwargs):
         guard, k = self.guard, self.k
-        return guard.call(lambda g, ans, args: guard.rule[k](g, ans, *args, **kwargs), g, ans, args, kwargs)
+        ct = guard.call(lambda g, ans, args: guard.rule[k](g, ans, *args, **kwargs), g, ans, args, kwargs)
+        return _shaped(guard.prim, k, ct, args[k])
 
 
 class _Guard:
@@ -157,7 +158,10 @@ class _Guard:
         self.first = True
 
     def joint(self, g, argnums, ans, args, kwargs):
-        return self.call(lambda g, ans, args: self.rule(g, argnums, ans, args, kwargs), g, ans, args, kwargs)
+        cts = self.call(lambda g, ans, args: self.rule(g, argnums, ans, args, kwargs), g, ans, args, kwargs)
+        for k, ct in zip(argnums, cts):
+            _shaped(self.prim, k, ct, args[k])
+        return cts
 
     def call(self, run, g, ans, args, kwargs):
         if self.first:
@@ -167,6 +171,25 @@ class _Guard:
         if not self.watch or (type(ans) is not Traced and not any(type(a) is Traced for a in args)):
             return run(g, ans, args)
         return _watching(self, run, g, ans, args)
+
+
+_ARRAYS = (Traced, np.ndarray, np.generic, float, int, complex)
+
+
+def _shaped(prim, k, ct, arg):
+    """``ct``, the cotangent a user rule gave argument ``k``, when it has that argument's shape (one example's
+    under ``vmap``).  Another shape is refused here, naming the rule: the pullbacks below it would broadcast it
+    silently (a (3, 1) cotangent for a (3,) value becomes (3, 3) at the next product and can come back to
+    (3,) through a sum), which the check at the inputs cannot see."""
+    if type(ct) not in _ARRAYS or type(arg) not in _ARRAYS:  # a zero, a thunk, a structure: nothing to compare
+        return ct
+    got, want = example_shape(ct), example_shape(arg)
+    if got != want:
+        raise ValueError(
+            f"{prim.__name__}: its pullback for argument {k} returned a cotangent of shape {got}, but the "
+            f"argument has shape {want}; a pullback must return its argument's shape (sum a broadcast "
+            f"cotangent back down, e.g. with autodiff.numpy.sum over the broadcast axes)")
+    return ct
 
 
 def _gradcheck_rule(prim, differentiable, args, kwargs):

@@ -69,10 +69,42 @@ def test_a_pullback_of_the_wrong_shape_is_refused_not_broadcast():
     twice = primitive(lambda x: 2.0 * x, name="twice_wrong_rule")
     defvjp(twice, lambda g, ans, x: anp.reshape(2.0 * g, (-1, 1)))  # (3, 1) for a (3,) argument
     x, w = np.array([0.3, -0.7, 1.1]), np.arange(1.0, 4.0)
-    with pytest.raises(ValueError, match=r"a gradient of shape \(3, 3\) reached an input of shape \(3,\)"):
+    message = r"twice_wrong_rule: its pullback for argument 0 returned a cotangent of shape \(3, 1\), but the " \
+              r"argument has shape \(3,\)"
+    with pytest.raises(ValueError, match=message):
         grad(lambda x: anp.sum(twice(x) * w) + anp.sum(x))(x)
-    with pytest.raises(ValueError, match=r"shape \(3, 1\) reached an input of shape \(3,\)"):
+    with pytest.raises(ValueError, match=message):
         grad(lambda p: anp.sum(twice(p["x"])))({"x": x})
+
+
+def test_a_wrong_shape_in_the_middle_of_the_tape_is_refused_at_the_rule():
+    """Below a user rule, a matmul's or a sum's pullback folded its (3, 1) cotangent back to (3,) and the input
+    check saw nothing: the rule itself is refused, naming it, wherever it sits."""
+    twice = primitive(lambda x: 2.0 * x, name="twice_mid_tape")
+    defvjp(twice, lambda g, ans, x: anp.reshape(2.0 * g, (-1, 1)))
+    a, w = np.arange(9.0).reshape(3, 3), np.array([1.0, 2.0, 3.0])
+    for f, x in [(lambda x: anp.sum(twice(a @ x) * w), np.ones(3)),
+                 (lambda x: anp.sum(twice(anp.sum(x, axis=0)) * w), np.ones((2, 3)))]:
+        with pytest.raises(ValueError, match=r"twice_mid_tape: its pullback for argument 0 .* shape \(3, 1\)"):
+            grad(f)(x)
+
+
+def test_the_rule_shape_check_reads_one_example_under_vmap_and_checks_joint_rules():
+    from autodiff.extend import defvjp_joint
+
+    from autodiff.extend import defbatch
+
+    scale = primitive(lambda x, c: x * c, name="scale_right")
+    defvjp(scale, lambda g, ans, x, c: g * c, lambda g, ans, x, c: anp.sum(g * x))
+    defbatch(scale, lambda level, args, bdims, kwargs: (scale(*args), 0))  # x batched, c shared: x * c
+    xs = np.arange(6.0).reshape(2, 3)
+    per = autodiff.vmap(grad(lambda x, c: anp.sum(scale(x, c) ** 2), argnums=(0, 1)), in_axes=(0, None))(xs, 1.5)
+    np.testing.assert_allclose(per[0], 2 * 1.5 ** 2 * xs)
+    np.testing.assert_allclose(per[1], [2 * 1.5 * np.sum(x * x) for x in xs])
+    joint = primitive(lambda x, y: x * y, name="joint_wrong_rule")
+    defvjp_joint(joint, lambda g, ans, x, y: (g * y, anp.reshape(g * x, (1, -1))))
+    with pytest.raises(ValueError, match=r"joint_wrong_rule: its pullback for argument 1 returned .* \(1, 3\)"):
+        grad(lambda y: anp.sum(joint(np.ones(3), y)))(np.ones(3))
 
 
 @pytest.mark.parametrize("rule, error", [
