@@ -29,7 +29,7 @@ from ._containers import register_container, register_leaf
 from ._forward import jvp_via_ad
 from ._jvp_rules import _jvp_rules, joint_jvp, linear_jvp, per_argument_jvp
 from ._primitive import Primitive, ResidualRule, _forwards, _rules, joint_rule, per_argument_rule
-from ._rule_checks import RuleWarning, check_rules, guarded, value_of
+from ._rule_checks import RuleWarning, check_rules, guarded, shaped_jvp, value_of
 from ._structural import Tangent
 from ._tangents import NoTangent, Thunk, ZeroTangent, add_tangents, unthunk
 from ._traced import Traced
@@ -156,7 +156,8 @@ def defjvp(prim, *jvps):
     >>> autodiff.jvp(lambda x, c: scale(x, c), (np.ones(2), 3.0), (np.ones(2), 1.0))[1]
     array([4., 4.])
     """
-    _jvp_rules[prim] = per_argument_jvp(prim.__name__, jvps)
+    rule = per_argument_jvp(prim.__name__, jvps)
+    _jvp_rules[prim] = shaped_jvp(prim, rule, sys._getframe(1).f_globals.get("__name__", ""))
 
 
 def defjvp_joint(prim, jvp):
@@ -174,7 +175,7 @@ def defjvp_joint(prim, jvp):
     >>> autodiff.jvp(lambda a: join(a, np.ones(1)), np.ones(2), np.full(2, 3.0))[1]
     array([3., 3., 0.])
     """
-    _jvp_rules[prim] = joint_jvp(jvp)
+    _jvp_rules[prim] = shaped_jvp(prim, joint_jvp(jvp), sys._getframe(1).f_globals.get("__name__", ""))
 
 
 def deflinear(prim):

@@ -156,3 +156,19 @@ def test_jacobians_and_hessian_hold_keyword_arguments_as_grad_does(transform):
     expected = transform(lambda x: f(x, 3.0))(x)
     np.testing.assert_allclose(got, expected, rtol=1e-15)
     assert not np.allclose(got, transform(f)(x))
+
+
+def test_a_custom_jvp_of_the_wrong_shape_is_refused_at_the_rule():
+    """The pushforward's twin: a (3, 1) tangent for a (3,) output broadcast against the next op's (3,) into a
+    (3, 3) and summed into a wrong number, without a word."""
+    from autodiff.extend import defjvp
+
+    twice = primitive(lambda x: 2.0 * x, name="twice_wrong_jvp")
+    defjvp(twice, lambda t, ans, x: anp.reshape(2.0 * t, (-1, 1)))
+    x, w = np.array([0.3, -0.7, 1.1]), np.arange(1.0, 4.0)
+    with pytest.raises(ValueError, match=r"twice_wrong_jvp: its JVP returned a tangent of shape \(3, 1\), but "
+                                         r"the output has shape \(3,\)"):
+        jvp(lambda x: anp.sum(twice(x) * w), x, np.ones(3))
+    right = primitive(lambda x: 2.0 * x, name="twice_right_jvp")
+    defjvp(right, lambda t, ans, x: 2.0 * t)
+    assert jvp(lambda x: anp.sum(right(x) * w), x, np.ones(3))[1] == pytest.approx(2.0 * w.sum())
