@@ -36,7 +36,7 @@ class Task:
 def allclose(name, rtol, atol):
     """A check: as many results on each side, each pair equal within ``rtol`` and ``atol``.
 
-    >>> allclose("t", rtol=1e-9, atol=0)((np.ones(2),), (np.ones(2) + 1e-3,))
+    >>> allclose("t", rtol=1e-9, atol=0)((np.ones(2),), (np.ones(2) + 1e-3,))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
     AssertionError: ...

@@ -90,9 +90,7 @@ def test_a_wrong_shape_in_the_middle_of_the_tape_is_refused_at_the_rule():
 
 
 def test_the_rule_shape_check_reads_one_example_under_vmap_and_checks_joint_rules():
-    from autodiff.extend import defvjp_joint
-
-    from autodiff.extend import defbatch
+    from autodiff.extend import defbatch, defvjp_joint
 
     scale = primitive(lambda x, c: x * c, name="scale_right")
     defvjp(scale, lambda g, ans, x, c: g * c, lambda g, ans, x, c: anp.sum(g * x))

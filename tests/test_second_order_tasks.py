@@ -9,8 +9,6 @@ differences, ``np.linalg.solve`` of the closed-form logistic Hessian, ``zᵀHz``
 closed-form input Jacobian ``W1 diag(1 - h²) W0`` of each example.
 """
 
-import doctest
-import importlib
 
 import numpy as np
 import pytest
@@ -228,14 +226,3 @@ def test_hutchinson_estimate_is_the_mean_of_z_h_z_over_the_same_probes():
     assert z.shape == (16, dense.shape[0]) and set(np.unique(z)) == {-1.0, 1.0}
     expected = np.mean([probe @ dense @ probe for probe in z])
     np.testing.assert_allclose(task.ours()[0], expected, rtol=1e-10)
-
-
-# --- The modules' own examples (bench/ is outside pytest's doctest paths) ---------------------------------
-
-MODULES = ["bench._so_task", "bench._so_krylov", "bench.second_order_tasks"]
-
-
-@pytest.mark.parametrize("name", MODULES)
-def test_module_examples_run(name):
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0 and result.failed == 0
