@@ -317,3 +317,23 @@ def test_embedding_refuses_float_ids_as_torch_does():
     ids = np.array([1.0, 2.0])
     _raises_like_torch(lambda: layer(ids), lambda: module(torch.tensor(ids)), TypeError,
                        "Embedding", "integers", "float64", "astype(int)")
+
+
+@pytest.mark.parametrize("args, words", [
+    ((np.ones((2, 3)), np.ones((4, 3)), np.ones(5)), ("linear", "bias of shape (5,)", "shape (4,)")),
+    ((np.ones((2, 3)), np.ones((4, 3, 1))), ("linear", "laid out (out, in)", "(4, 3, 1)")),
+    ((np.ones((2, 5)), np.ones((4, 3))), ("linear", "(2, 5)", "(..., 3)", "a weight of shape (4, 5)")),
+    ((np.float64(2.0), np.ones((4, 1))), ("linear", "x of shape ()", "(..., 1)")),
+])
+def test_linear_refuses_shapes_torch_refuses_naming_them(args, words):
+    from autodiff.nn.functional import linear
+
+    t_args = [torch.tensor(a) for a in args]
+    _raises_like_torch(lambda: linear(*args), lambda: torch.nn.functional.linear(*t_args), ValueError, *words)
+
+
+def test_linear_takes_a_scalar_bias_as_torch_does():
+    from autodiff.nn.functional import linear
+
+    x, w, b = np.ones((2, 3)), np.arange(12.0).reshape(4, 3), np.array(0.5)
+    np.testing.assert_allclose(linear(x, w, b), torch.nn.functional.linear(*map(torch.tensor, (x, w, b))).numpy())

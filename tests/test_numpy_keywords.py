@@ -59,3 +59,11 @@ def test_a_user_primitive_taking_any_keyword_is_left_alone():
     scaled = primitive(lambda x, **options: x * options.get("factor", 1.0), "scaled")
     defvjp(scaled, lambda g, ans, x, **options: g * options.get("factor", 1.0))
     assert autodiff.grad(lambda x: scaled(x, factor=3.0))(2.0) == 3.0
+
+
+@pytest.mark.parametrize("mode", ["wrap", "clip"])
+def test_take_with_a_mode_from_an_empty_axis_says_so_as_numpy_does(mode):
+    with pytest.raises(IndexError):
+        np.take(np.ones(0), [1], mode=mode)
+    with pytest.raises(IndexError, match=r"autodiff.numpy.take: mode=.* takes from an empty axis"):
+        anp.take(np.ones(0), [1], mode=mode)

@@ -31,13 +31,25 @@ def linear(x, weight, bias=None):
     >>> bool(np.array_equal(linear(x, w, np.ones(2)), x @ w.T + 1))
     True
     """
-    xs, ws = shape_of(x), shape_of(weight)
-    if len(ws) != 2 or len(xs) < 1 or xs[-1] != ws[1]:
-        raise ValueError(f"linear: x of shape {xs} for a weight of shape {ws}: expected a weight (out, in) and x "
-                         f"of shape (..., in); pass x with {ws[-1] if ws else 'in'} features in its last axis, or "
-                         "a weight laid out (out, in) as torch.nn.Linear's")
+    _check_linear(shape_of(x), shape_of(weight), None if bias is None else shape_of(bias))
+    xs = shape_of(x)
     y = matmul_nt(x, weight) if len(xs) >= 2 else matmul(x, transpose(weight))  # one example: a GEMV
     return y if bias is None else add(y, bias)
+
+
+def _check_linear(xs, ws, bs):
+    """Refuse what torch's ``linear`` refuses, naming the shapes: a weight not ``(out, in)``, an ``x`` whose last
+    axis is not ``in``, a bias not ``(out,)``."""
+    if len(ws) != 2:
+        raise ValueError(f"linear: the weight must be laid out (out, in), as torch.nn.Linear's, got shape {ws}; "
+                         "pass a 2-D weight")
+    if len(xs) < 1 or xs[-1] != ws[1]:
+        other = f", or a weight of shape ({ws[0]}, {xs[-1]})" if xs else ""
+        raise ValueError(f"linear: x of shape {xs} for a weight of shape {ws}: x must have shape (..., {ws[1]}); "
+                         f"pass x with {ws[1]} features in its last axis{other}")
+    if bs is not None and bs not in ((ws[0],), ()):
+        raise ValueError(f"linear: a bias of shape {bs} for a weight of shape {ws}: the bias must have shape "
+                         f"({ws[0]},), one entry per output (or be a scalar, as torch allows)")
 
 
 def _logsumexp(x, axis=None, keepdims=False):

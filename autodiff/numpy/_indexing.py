@@ -86,6 +86,9 @@ def _moded(indices, n, mode):
     from ._binary import clip
 
     batched = type(indices) is Traced
+    if n == 0 and np.size(indices):
+        raise IndexError(f"autodiff.numpy.take: mode={mode!r} takes from an empty axis; there is nothing to "
+                         "wrap or clip to, as numpy says too")
     if mode == "wrap":
         return indices % n if batched else np.asarray(indices) % n
     if mode == "clip":
