@@ -56,25 +56,19 @@ def _check_keywords(prim, kwargs):
     """Refuse a value being differentiated passed by keyword, and a keyword the primitive does not take."""
     if Traced in map(type, kwargs.values()):
         raise _traced_keyword(prim, kwargs)
-    if not kwargs.keys() <= prim.keywords:
+    if prim.keywords is not None and not kwargs.keys() <= prim.keywords:
         raise _unknown_keyword(prim, kwargs)
 
 
-class _Any:
-    """Every keyword: the set of a function that takes ``**kwargs`` (or whose signature cannot be read)."""
-
-    def __ge__(self, other):
-        return True
-
-
 def _keywords(fun):
-    """The keyword arguments ``fun`` accepts, read once, so a call with another fails naming the primitive."""
+    """The keyword arguments ``fun`` accepts, read once, so a call with another fails naming the primitive;
+    ``None`` for any (``**kwargs``, or a builtin without a signature such as ``np.tanh``, which checks its own)."""
     try:
         params = inspect.signature(fun).parameters.values()
-    except (TypeError, ValueError):  # a builtin without a signature (np.tanh): numpy checks its own
-        return _Any()
+    except (TypeError, ValueError):
+        return None
     if any(p.kind is p.VAR_KEYWORD for p in params):
-        return _Any()
+        return None
     return frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 

@@ -176,15 +176,24 @@ class _Guard:
 _ARRAYS = (Traced, np.ndarray, np.generic, float, int, complex)
 
 
+def _widens(got, want):
+    """Would broadcasting a value of shape ``got`` against one of shape ``want`` give another shape than ``want``?
+    A scalar (``0.0`` for "no gradient") or a size-1 axis broadcasts harmlessly; (3, 1) against (3,) does not."""
+    try:
+        return np.broadcast_shapes(got, want) != want
+    except ValueError:
+        return True
+
+
 def _shaped(prim, k, ct, arg):
-    """``ct``, the cotangent a user rule gave argument ``k``, when it has that argument's shape (one example's
-    under ``vmap``).  Another shape is refused here, naming the rule: the pullbacks below it would broadcast it
-    silently (a (3, 1) cotangent for a (3,) value becomes (3, 3) at the next product and can come back to
-    (3,) through a sum), which the check at the inputs cannot see."""
+    """``ct``, the cotangent a user rule gave argument ``k``, unless broadcasting would widen it past that
+    argument's shape (one example's under ``vmap``).  Such a shape is refused here, naming the rule: the
+    pullbacks below it would broadcast it silently (a (3, 1) cotangent for a (3,) value becomes (3, 3) at the
+    next product and can come back to (3,) through a sum), which the check at the inputs cannot see."""
     if type(ct) not in _ARRAYS or type(arg) not in _ARRAYS:  # a zero, a thunk, a structure: nothing to compare
         return ct
     got, want = example_shape(ct), example_shape(arg)
-    if got != want:
+    if got != want and _widens(got, want):
         raise ValueError(
             f"{prim.__name__}: its pullback for argument {k} returned a cotangent of shape {got}, but the "
             f"argument has shape {want}; a pullback must return its argument's shape (sum a broadcast "
@@ -194,14 +203,14 @@ def _shaped(prim, k, ct, arg):
 
 def shaped_jvp(prim, rule, caller):
     """The JVP rule to register for ``prim``: autodiff's own as given; any other checked on each call, so that a
-    tangent of another shape than the output is refused naming the rule, before the ops after it broadcast it
-    silently (the pushforward's counterpart of :func:`_shaped`)."""
+    tangent that broadcasting would widen past the output's shape is refused naming the rule, before the ops
+    after it broadcast it silently (the pushforward's counterpart of :func:`_shaped`)."""
     if caller == "autodiff" or caller.startswith("autodiff."):
         return rule
 
     def checked(tangents, argnums, ans, args, kwargs):
         out = rule(tangents, argnums, ans, args, kwargs)
-        if type(out) in _ARRAYS and type(ans) in _ARRAYS and example_shape(out) != example_shape(ans):
+        if type(out) in _ARRAYS and type(ans) in _ARRAYS and _widens(example_shape(out), example_shape(ans)):
             raise ValueError(
                 f"{prim.__name__}: its JVP returned a tangent of shape {example_shape(out)}, but the output has "
                 f"shape {example_shape(ans)}; a JVP must return the output's shape (broadcast a tangent up, e.g. "

@@ -170,3 +170,18 @@ def test_a_custom_jvp_of_the_wrong_shape_is_refused_at_the_rule():
     right = primitive(lambda x: 2.0 * x, name="twice_right_jvp")
     defjvp(right, lambda t, ans, x: 2.0 * t)
     assert jvp(lambda x: anp.sum(right(x) * w), x, np.ones(3))[1] == pytest.approx(2.0 * w.sum())
+
+
+def test_a_scalar_zero_for_an_argument_that_does_not_move_the_output_is_taken_by_both_rule_checks():
+    """``0.0`` for "no derivative through this argument" broadcasts harmlessly, in a pullback mid-tape as in a
+    JVP, so the shape checks take it (they refuse only shapes that broadcasting would widen)."""
+    from autodiff.extend import defjvp
+
+    ignore_y = primitive(lambda x, y: 2.0 * x + 0.0 * y, name="ignores_its_second_argument")
+    defvjp(ignore_y, lambda g, ans, x, y: 2.0 * g, lambda g, ans, x, y: 0.0)
+    defjvp(ignore_y, lambda t, ans, x, y: 2.0 * t, lambda t, ans, x, y: 0.0)
+    x, y = np.array([0.3, -0.7, 1.1]), np.array([0.5, 0.2, -0.4])
+    f = lambda x, y: anp.sum(ignore_y(x, anp.sin(y)) * np.arange(1.0, 4.0))  # noqa: E731
+    np.testing.assert_array_equal(grad(f, argnums=1)(x, y), np.zeros(3))
+    assert gradcheck(lambda y: f(x, y), y)
+    assert jvp(lambda y: f(x, y), y, np.ones(3))[1] == 0.0

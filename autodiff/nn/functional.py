@@ -31,8 +31,8 @@ def linear(x, weight, bias=None):
     >>> bool(np.array_equal(linear(x, w, np.ones(2)), x @ w.T + 1))
     True
     """
-    _check_linear(shape_of(x), shape_of(weight), None if bias is None else shape_of(bias))
     xs = shape_of(x)
+    _check_linear(xs, shape_of(weight), None if bias is None else shape_of(bias))
     y = matmul_nt(x, weight) if len(xs) >= 2 else matmul(x, transpose(weight))  # one example: a GEMV
     return y if bias is None else add(y, bias)
 

@@ -206,12 +206,12 @@ def _cofactors_by_svd(a):
 
 defvjp(det, lambda g, ans, a: multiply(_expand2(g), _cofactors(a, ans)))
 defjvp(det, lambda t, ans, a: sum(multiply(_cofactors(a, ans), t), axis=(-2, -1)))  # Jacobi: tr(adj(A) dA)
+defbatch(det, whole(det))
 
 
 def _trace_of_solve(a, t):
     """``tr(A^-1 dA)`` over the last two axes: one solve, no inverse."""
     return sum(diagonal(solve(a, t), 0, -2, -1), axis=-1)
-defbatch(det, whole(det))
 
 
 def _slogdet(a):
