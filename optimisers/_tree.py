@@ -100,9 +100,15 @@ def update(state, model, grads):
     >>> model["w"]
     array([0., 1.])
     """
+    return updater(state, model, grads)
+
+
+def _update(state, model, grads):
+    """The reference step: collect the steps with their key paths, run the rules, rebuild both trees with
+    traversal's walks."""
     steps = _collect(state, model, grads)
     _run_rules(steps)
-    return rebuild_trees(state, model, steps)
+    return _rebuild(state, model, steps)
 
 
 class _Step:
@@ -120,9 +126,9 @@ def _collect(state, model, grads):
     several positions of a tie adds them, as ``total(f, model, grads)`` does.
     """
     steps = {}
-    stack = [((), model, state, grads)]
+    stack = [((), model, state, grads, ())]
     while stack:
-        path, x, leaf, dx = stack.pop()
+        path, x, leaf, dx, above = stack.pop()  # above: the ids of the containers holding x
         if type(x) is Leaf:
             raise _swapped()
         if dx is None or isinstance(dx, autodiff.ZeroTangent):
@@ -130,11 +136,14 @@ def _collect(state, model, grads):
         if isnumeric(x):
             _add_step(steps, path, x, leaf, dx)
             continue
-        kids = children(x)
+        if id(x) in above:  # a cycle in the model, mirrored by one in the gradient: it would never end
+            raise ValueError(f"optimisers.update: cycle at {_where(path)}: this node contains itself; a model "
+                             "must be a tree")
+        kids, above = children(x), above + (id(x),)
         allowed = trainable(x)
         keys = [k for k in kids if k in allowed]
         leaves, dxs = _children_at("state", leaf, keys, path, x), _children_at("grads", dx, keys, path, x)
-        stack.extend(reversed([(path + (k,), kids[k], s, d) for k, s, d in zip(keys, leaves, dxs)]))
+        stack.extend(reversed([(path + (k,), kids[k], s, d, above) for k, s, d in zip(keys, leaves, dxs)]))
     return {k: step for k, step in steps.items() if step is not None}
 
 
@@ -144,7 +153,11 @@ def _add_step(steps, path, x, leaf, dx):
             raise _swapped()
         raise TypeError(f"optimisers.update: the state has a {type(leaf).__name__} at {_where(path)}, where "
                         "the model has a parameter; build the state with setup(rule, model)")
-    dx = _checked(path, x, dx)
+    add_step(steps, x, leaf, _checked(path, x, dx))
+
+
+def add_step(steps, x, leaf, dx):
+    """Enter the checked gradient ``dx`` of the array ``x`` (``None`` for a step not taken: no state, frozen)."""
     if id(x) in steps:  # another position of a tie: its entries add up; the first position's Leaf rules
         if steps[id(x)] is not None:
             steps[id(x)].dx = steps[id(x)].dx + dx
@@ -257,7 +270,7 @@ def _rebuild(state, model, steps):
     return new_state, new_model
 
 
-rebuild_trees = _rebuild  # the hook optimisers._accel replaces with its tight loops
+updater = _update  # the hook optimisers._accel replaces with one tight walk
 
 
 def new_array(steps, x):

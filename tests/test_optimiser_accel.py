@@ -20,9 +20,9 @@ def _grads(model):
 
 def _both(monkeypatch, state, model, grads):
     """``update`` through the loops, then through the reference walk."""
-    monkeypatch.setattr(_tree, "rebuild_trees", _accel.rebuild_fast)
+    monkeypatch.setattr(_tree, "updater", _accel.update_fast)
     fast = update(state, model, grads)
-    monkeypatch.setattr(_tree, "rebuild_trees", _tree._rebuild)
+    monkeypatch.setattr(_tree, "updater", _tree._update)
     return fast, update(state, model, grads)
 
 
@@ -85,9 +85,9 @@ def test_traced_steps_rebuild_the_same_and_differentiate_the_same(monkeypatch):
             state, m = update(state, m, g)
         return autodiff.numpy.sum(m[0].weight ** 2) + autodiff.numpy.sum(m[1].bias ** 3)
 
-    monkeypatch.setattr(_tree, "rebuild_trees", _accel.rebuild_fast)
+    monkeypatch.setattr(_tree, "updater", _accel.update_fast)
     fast = autodiff.grad(meta)(model)
-    monkeypatch.setattr(_tree, "rebuild_trees", _tree._rebuild)
+    monkeypatch.setattr(_tree, "updater", _tree._update)
     ref = autodiff.grad(meta)(model)
     for a, b in zip(trainables(fast), trainables(ref)):
         np.testing.assert_allclose(a, b, rtol=1e-13)
@@ -97,7 +97,7 @@ def test_a_cycle_goes_to_the_reference_and_its_error(monkeypatch):
     model = {"w": np.ones(2), "more": []}
     state = setup(Descent(0.1), model)
     model["more"].append(model)  # made after setup, which refuses cycles itself
-    monkeypatch.setattr(_tree, "rebuild_trees", _accel.rebuild_fast)
+    monkeypatch.setattr(_tree, "updater", _accel.update_fast)
     with pytest.raises(ValueError, match="cycle"):
         update(state, model, {"w": np.ones(2), "more": None})
 
@@ -106,9 +106,9 @@ def test_a_state_not_mirroring_the_model_where_no_gradient_reached_goes_to_the_r
     model = {"w": np.ones(2), "rest": {"a": np.ones(1)}}
     state = setup(Descent(0.1), model)
     state = {"w": state["w"], "rest": {"b": state["rest"]["a"]}}  # keys that are not the model's
-    monkeypatch.setattr(_tree, "rebuild_trees", _accel.rebuild_fast)
+    monkeypatch.setattr(_tree, "updater", _accel.update_fast)
     fast = _raised(lambda: update(state, model, {"w": np.ones(2), "rest": None}))
-    monkeypatch.setattr(_tree, "rebuild_trees", _tree._rebuild)
+    monkeypatch.setattr(_tree, "updater", _tree._update)
     ref = _raised(lambda: update(state, model, {"w": np.ones(2), "rest": None}))
     assert type(fast) is type(ref) and str(fast) == str(ref)
 
@@ -119,3 +119,27 @@ def _raised(f):
     except Exception as e:  # noqa: BLE001  (the reference's own error, whatever it is)
         return e
     raise AssertionError("no error")
+
+
+def test_a_tied_layer_with_entries_at_both_positions_adds_them_as_the_reference_does(monkeypatch):
+    """A hand-made gradient with an entry at each position of a tied layer: the walk hands it to the reference,
+    which steps the layer once with the sum."""
+    model = gallery()["tied_layer"]
+    state = setup(Adam(0.1), model)
+    (fast_state, fast_model), (ref_state, ref_model) = _both(monkeypatch, state, model, _grads(model))
+    _same_objects(fast_model, ref_model)
+    assert fast_model[0] is fast_model[1]
+    one_entry = update(state, model, [_grads(model)[0], None])[1]
+    assert not np.array_equal(fast_model[0].weight, one_entry[0].weight)  # both entries counted
+
+
+def test_a_cycle_in_the_model_and_in_the_gradient_is_refused_not_walked_forever(monkeypatch):
+    model = {"w": np.ones(2), "more": []}
+    state = setup(Descent(0.1), model)
+    model["more"].append(model)
+    grads = {"w": np.ones(2), "more": []}
+    grads["more"].append(grads)
+    for updater in (_accel.update_fast, _tree._update):
+        monkeypatch.setattr(_tree, "updater", updater)
+        with pytest.raises(ValueError, match=r"optimisers.update: cycle at more\[0\]"):
+            update(state, model, grads)

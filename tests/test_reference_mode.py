@@ -58,7 +58,7 @@ SWITCHES = [
     ("fused known reductions", lambda: _accel_reductions.lookup(anp.sumsq) is not None, lambda: True),
     ("fast collectors", lambda: _collect.parameters is not _collect.reference_parameters, lambda: True),
     ("pooled batched outer products", lambda: _batch_ops.batched_outer is not _batch_ops._batched_outer, lambda: True),
-    ("optimiser rebuild loops", lambda: _opt_tree.rebuild_trees is not _opt_tree._rebuild, lambda: True),
+    ("optimiser update walk", lambda: _opt_tree.updater is not _opt_tree._update, lambda: True),
     ("float64 tanh kernel", lambda: anp.tanh.fun is not np.tanh,
      lambda: not _accel_elementwise.numpy_tanh_is_vectorised()),  # on AVX-512, numpy's own is faster
 ]
