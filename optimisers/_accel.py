@@ -109,7 +109,7 @@ def _leaf(leaf):
 
 
 def _gradient(x, dx):
-    if not isinstance(dx, _GRADIENTS) or np.shape(dx) != x.shape:
+    if not isinstance(dx, _GRADIENTS) or (dx.shape if type(dx) is Traced else np.shape(dx)) != x.shape:
         raise _Refer
     return _tree._as_array(dx, x.dtype)
 
