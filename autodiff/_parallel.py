@@ -43,7 +43,12 @@ def set_threads(n):
 
 def splits(arrays):
     """Would :func:`map_arrays` share these arrays with the worker thread?"""
-    return _threads > 1 and len(arrays) >= 2 and sum(map(_nbytes, arrays)) >= PARALLEL_BYTES
+    return len(arrays) >= 2 and splits_bytes(sum(map(_nbytes, arrays)))
+
+
+def splits_bytes(nbytes):
+    """Is work over ``nbytes`` of data worth sharing with the worker thread?"""
+    return _threads > 1 and nbytes >= PARALLEL_BYTES
 
 
 _nbytes = operator.attrgetter("nbytes")

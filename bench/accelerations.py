@@ -23,7 +23,7 @@ from ._stats import summary
 # (it is off only under AUTODIFF_REFERENCE=1, in the "all of them" row).  Adding one is one line.
 ACCELERATIONS = {
     "layouts": {"AUTODIFF_LAYOUTS": "0"},  # compiled layouts (autodiff/_layouts.py)
-    "kernels": {"AUTODIFF_KERNELS": "numpy"},  # numba kernels (autodiff/_kernels.py, layers/_jit.py)
+    "kernels": {"AUTODIFF_KERNELS": "numpy"},  # numba kernels (autodiff/_kernels.py, autodiff/_jit.py)
     "threads": {"AUTODIFF_THREADS": "1"},  # the kernel thread (autodiff/_parallel.py, layers/_pieces.py)
     "buffers": {"AUTODIFF_BUFFERS": "0"},  # buffer pools (autodiff/_buffers.py)
     "record": {"AUTODIFF_ACCEL_OFF": "record"},  # the unrolled recording (autodiff/_accel/record.py)
@@ -31,7 +31,8 @@ ACCELERATIONS = {
     "reductions": {"AUTODIFF_ACCEL_OFF": "reductions"},  # fused model-wide reductions (autodiff/_accel/reductions.py)
     "collectors": {"AUTODIFF_ACCEL_OFF": "collectors"},  # total's collectors and readers (traversal/_accel)
     "elementwise": {"AUTODIFF_ACCEL_OFF": "elementwise"},  # float64 tanh on a kernel (autodiff/_accel/elementwise.py)
-    "optimisers": {"AUTODIFF_ACCEL_OFF": "optimisers"},  # update's rebuild in loops (optimisers/_accel.py)
+    "optimisers": {"AUTODIFF_ACCEL_OFF": "optimisers"},  # update in one walk (optimisers/_accel.py)
+    "optimiser_kernels": {"AUTODIFF_ACCEL_OFF": "optimiser_kernels"},  # one-pass rule steps (optimisers/_fused.py)
     "all": {"AUTODIFF_REFERENCE": "1"},  # every acceleration at once: the reference core alone
 }
 
@@ -94,6 +95,19 @@ def _per_example():
     return per_example_gradients().ours
 
 
+def _adam_resnet():
+    import numpy as np
+
+    import layers
+    from optimisers import Adam, setup, update
+    from traversal import fmap, isnumeric
+
+    model = layers.resnet18(10)
+    grads = fmap(lambda p: np.full_like(p, 0.01), model, exclude=isnumeric)
+    state = setup(Adam(1e-3), model)
+    return lambda: update(state, model, grads)
+
+
 def _maml():
     from ._so_maml import maml_meta_step
 
@@ -112,6 +126,7 @@ WORKLOADS = {
     "norm_total": ("norm gradient of total, 3-parameter dict", _norm_total_gradient),
     "per_example": ("per-example gradients (vmap), MLP 784-128-10", _per_example),
     "maml": ("MAML meta-step through optimisers.update, MLP 1-40-40-1", _maml),
+    "adam_resnet": ("an Adam update of ResNet-18's 11M parameters", _adam_resnet),
 }
 
 

@@ -24,6 +24,7 @@ import math
 import numpy as np
 
 import autodiff.numpy as anp
+from autodiff._jit import Kernel, readonly, writable
 from autodiff.extend import (
     Thunk,
     ZeroTangent,
@@ -39,7 +40,6 @@ from autodiff.extend import (
 )
 
 from . import _pieces
-from ._jit import Kernel, readonly, writable
 from ._layout import channel_axes, from_rows, per_channel, rows
 
 

@@ -25,11 +25,11 @@ True
 import numpy as np
 
 from autodiff import _buffers
+from autodiff._jit import Kernel, readonly, writable
 from autodiff.extend import defbatch, deflinear, defvjp, primitive, value_of
 from autodiff.numpy._batch_helpers import fold_leading
 
 from . import _pieces
-from ._jit import Kernel, readonly, writable
 from ._layout import channels_last, nchw, nhwc
 from ._windows import _unwindow, _windows, output_size
 

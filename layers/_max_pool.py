@@ -23,12 +23,12 @@ as in torch.nn.MaxPool2d, and a NaN wins over numbers (the first NaN, as
 
 import numpy as np
 
+from autodiff._jit import Kernel, readonly, writable
 from autodiff.extend import ZeroTangent, defbatch, defjvp, defvjp, primitive
 from autodiff.numpy._batch_helpers import fold_leading
 
 from . import _pieces
 from ._conv import check_window
-from ._jit import Kernel, readonly, writable
 from ._layout import channels_last, nchw, nhwc
 from ._windows import _windows, output_size
 

@@ -30,9 +30,10 @@ from autodiff.extend import Traced
 from traversal import isnumeric, trainable
 from traversal._trainable import is_customised
 
-from . import _tree
+from . import _fused, _tree
 
 _GRADIENTS = (np.ndarray, np.generic, float, int, Traced)
+_FUSED = enabled("optimiser_kernels")  # the rules' plain steps in one pass (optimisers/_fused.py)
 
 
 class _Refer(Exception):
@@ -46,8 +47,10 @@ def update_fast(state, model, grads):
     except _Refer:
         return _tree._update(state, model, grads)
     steps = {k: s for k, s in steps.items() if s is not None}
-    _tree._run_rules(steps)
-    done = {k: _tree.new_array(steps, s.x) for k, s in steps.items()}
+    done = _fused.take(steps) if _FUSED else {}  # the new arrays of the steps a one-pass kernel took
+    rest = {k: s for k, s in steps.items() if k not in done} if done else steps
+    _tree._run_rules(rest)
+    done.update((k, _tree.new_array(rest, s.x)) for k, s in rest.items())
     new_model = _rebuilt(model, model_nodes, done)
     return _rebuilt_state(state, state_nodes, steps), new_model
 

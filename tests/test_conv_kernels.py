@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 
 import autodiff
 import autodiff.numpy as anp
-from autodiff import _parallel
+from autodiff import _jit, _parallel
 from autodiff.nn import functional as F
-from layers import AvgPool2d, BatchNorm, Chain, Conv2d, Dense, MaxPool2d, _jit, _pieces, global_avg_pool
+from layers import AvgPool2d, BatchNorm, Chain, Conv2d, Dense, MaxPool2d, _pieces, global_avg_pool
 from layers import _batch_norm as bn
 from layers import _conv as conv
 from layers import _im2col as ic

@@ -19,13 +19,14 @@ import pytest
 import autodiff
 import autodiff.numpy as anp
 import layers
-from autodiff import _accel, _backward, _buffers, _kernels, _layouts, _parallel, _primitive
+import optimisers
+from autodiff import _accel, _backward, _buffers, _jit, _kernels, _layouts, _parallel, _primitive
 from autodiff._accel import elementwise as _accel_elementwise
 from autodiff._accel import flatten as _accel_flatten
 from autodiff._accel import reductions as _accel_reductions
 from autodiff._trees import leaves
 from autodiff.numpy import _batch_ops
-from layers import _jit
+from optimisers import _fused as _opt_fused
 from optimisers import _tree as _opt_tree
 from traversal import _collect, fmap, isnumeric, total
 
@@ -59,6 +60,8 @@ SWITCHES = [
     ("fast collectors", lambda: _collect.parameters is not _collect.reference_parameters, lambda: True),
     ("pooled batched outer products", lambda: _batch_ops.batched_outer is not _batch_ops._batched_outer, lambda: True),
     ("optimiser update walk", lambda: _opt_tree.updater is not _opt_tree._update, lambda: True),
+    ("optimiser step kernels", lambda: _opt_fused._ADAM._compiled.get(np.dtype(np.float64)),
+     lambda: _jit.use_numba() and _has_numba()),
     ("float64 tanh kernel", lambda: anp.tanh.fun is not np.tanh,
      lambda: not _accel_elementwise.numpy_tanh_is_vectorised()),  # on AVX-512, numpy's own is faster
 ]
@@ -119,6 +122,10 @@ def results():
             hvps = {mode: autodiff.hvp(_loss, (model,), (v,), mode=mode)[0] for mode in HVP_MODES}
         out[f"{name}/value"] = np.asarray(value)
         out.update(_arrays(f"{name}/grad", g))
+        state, stepped = optimisers.update(optimisers.setup(optimisers.Adam(0.01), model), model, g)
+        out.update(_arrays(f"{name}/Adam step", stepped))
+        again = optimisers.update(state, stepped, g)[0]
+        out.update(_arrays(f"{name}/Adam state", [leaf.state for leaf in _opt_tree._state_leaves(again)]))
         for mode, h in hvps.items():
             out.update(_arrays(f"{name}/hvp {mode}", h))
     return out

@@ -8,7 +8,8 @@ switches some off alone, to measure what each buys (``python -m bench.accelerati
 unrolled recording), ``backward`` (the unrolled backward pass), ``reductions`` (fused model-wide reductions
 and the reductions' kernel forwards), ``batching`` (vmap's batched outer products in pooled buffers),
 ``collectors`` (traversal's tight-loop collectors and compiled readers), ``elementwise`` (float64 ``tanh`` on a
-numba kernel), ``optimisers`` (``optimisers.update``'s rebuild in tight loops, ``optimisers/_accel.py``).
+numba kernel), ``optimisers`` (``optimisers.update`` in one tight walk, ``optimisers/_accel.py``),
+``optimiser_kernels`` (the plain steps of the common rules in one pass, ``optimisers/_fused.py``).
 
 >>> isinstance(REFERENCE, bool), enabled("record") == (not REFERENCE and "record" not in OFF)
 (True, True)

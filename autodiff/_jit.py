@@ -1,15 +1,16 @@
-"""The layers' numba kernels: plain loops compiled on first use, one dtype at a time, never required.
+"""Numba kernels of ``layers`` and ``optimisers``: plain loops compiled on first use, one dtype at a time,
+never required.
 
 A :class:`Kernel` wraps a plain Python loop and its numba signature for one
 dtype.  ``kernel.compiled(dtype)`` compiles it the first time that dtype is
-asked for (float32 and float64 only), with ``cache=True`` when this folder is
+asked for (float32 and float64 only), with ``cache=True`` when the loop's folder is
 writable and uncached (but still compiled) when it is not.  It returns
 ``None`` (and the caller runs the kernel's numpy twin) when numba is missing,
 fails to compile, ``NUMBA_DISABLE_JIT`` is set, ``AUTODIFF_KERNELS=numpy`` or
 ``AUTODIFF_REFERENCE=1``: the same switches as ``autodiff._kernels``.  numba is imported on first use,
-never at ``import layers``.
+never at ``import layers`` or ``import optimisers``.
 
->>> from layers._jit import Kernel
+>>> from autodiff._jit import Kernel
 >>> def double(x, out):
 ...     for i in range(x.size):
 ...         out[i] = 2 * x[i]
@@ -18,12 +19,13 @@ never at ``import layers``.
 True
 """
 
+import inspect
 import os
 import threading
 
 import numpy as np
 
-from autodiff import _accel
+from . import _accel
 
 FAST = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 _lock = threading.Lock()
@@ -37,8 +39,9 @@ def use_numba():
     return os.environ.get("NUMBA_DISABLE_JIT", "0") in ("", "0")
 
 
-def _cache_allowed():
-    here = os.path.dirname(os.path.abspath(__file__))
+def _cache_allowed(loop):
+    """numba caches next to the loop's source file: allowed when that folder (its ``__pycache__``) is writable."""
+    here = os.path.dirname(os.path.abspath(inspect.getfile(loop)))
     cache_dir = os.path.join(here, "__pycache__")
     return os.access(cache_dir if os.path.isdir(cache_dir) else here, os.W_OK)
 
@@ -66,7 +69,7 @@ class Kernel:
             import numba
 
             signature = self.signature(numba.types, numba.from_dtype(dtype))
-            return numba.njit([signature], cache=_cache_allowed(), nogil=True, error_model="numpy")(self.loop)
+            return numba.njit([signature], cache=_cache_allowed(self.loop), nogil=True, error_model="numpy")(self.loop)
         except Exception:  # no numba, or it cannot compile here: the numpy twin is never wrong
             return None
 
