@@ -1,5 +1,5 @@
 """The model-wide reductions on a ResNet-18-shaped parameter set (62 float32 arrays, 11.7M values), beside
-torch: the global norm, the L2 penalty's value and gradient, and the effective memory bandwidth.
+torch: the global norm, the L2 penalty's value and gradient, the effective memory bandwidth, and an Adam update.
 Run alone: ``python -m bench --only kernels``."""
 
 import contextlib
@@ -12,7 +12,8 @@ import numpy as np
 import autodiff
 import layers
 from autodiff import _parallel
-from traversal import total, trainables
+from optimisers import Adam, setup, update
+from traversal import fmap, isnumeric, total, trainables
 
 from ._noise import Watch
 from ._row import Row, absorb, record
@@ -103,6 +104,28 @@ def l2_value_and_gradient(ctx):
     return [record(row, ctx.race(lanes))]
 
 
+def adam_update(ctx):
+    """One Adam update of the parameters (a gradient of 0.01 everywhere): ours is ``optimisers.update``, which
+    makes a new model and state; torch's ``optim.Adam.step`` (its default, ``foreach``) writes in place.
+    Reported: no issue sets a goal for it."""
+    model = parameter_set()
+    grads = fmap(lambda p: np.full_like(p, 0.01), model, exclude=isnumeric)
+    state = setup(Adam(1e-3), model)
+    row = Row("ResNet-18 params: an Adam update", goal_text="(reported)",
+              note="ours functional (new arrays), torch in place")
+    lanes = {"ours": lambda: update(state, model, grads)}
+    if ctx.torch is not None:
+        torch = ctx.torch
+        tensors = [torch.tensor(a, requires_grad=True) for a in trainables(model)]
+        for t, g in zip(tensors, trainables(grads)):
+            t.grad = torch.tensor(g)
+        optimiser = torch.optim.Adam(tensors, lr=1e-3)
+        optimiser.step()  # the first step, checked against ours before anything is timed
+        ctx.check(row.suite, trainables(update(state, model, grads)[1])[:4], tensors[:4], rtol=1e-5, atol=1e-7)
+        lanes["torch"] = optimiser.step
+    return [record(row, ctx.race(lanes))]
+
+
 def bandwidth(ctx):
     """The norm's effective read bandwidth against one large array read by the same kernel (DRAM-bound)."""
     from autodiff import _kernels
@@ -134,5 +157,5 @@ def kernel_vs_reference(ctx):
     return rows
 
 
-SUITES = [global_norm, l2_value_and_gradient, bandwidth, after_matmul]
+SUITES = [global_norm, l2_value_and_gradient, bandwidth, after_matmul, adam_update]
 FULL = [kernel_vs_reference]  # reported only (each kernel against its numpy reference)

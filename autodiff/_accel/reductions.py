@@ -7,7 +7,7 @@ in one compiled loop (two threads when they are large), and its tape entry is on
 ``known_total``, whose forward also writes the gradients at g = 1 in the same pass and hands them to
 its pullback as residuals.  Its pullback and pushforward are the reductions' own rules otherwise, so
 second order and forward mode see the same derivatives as the reference.  ``install`` also runs the
-single-array forwards of ``sumsq``, ``abssum`` and ``maxabs`` on the kernels.  Everything here is off
+single-array forwards of ``sumsq`` and ``abssum`` on the kernels.  Everything here is off
 under ``AUTODIFF_REFERENCE=1``.
 
 >>> import numpy as np
@@ -311,12 +311,15 @@ defbatch(_known_total, batch_through(_value))  # under vmap: each example's sum,
 
 
 def install():
-    """Run the single-array forwards of sumsq, abssum and maxabs on the compiled kernels (not under REFERENCE)."""
+    """Run the single-array forwards of sumsq and abssum on the compiled kernels (not under REFERENCE).
+
+    maxabs keeps numpy's: its kernel, a loop that must stop at a NaN, does not vectorise, and took 4.9 ms for
+    4M float32 values where ``np.abs(x).max()`` takes 1.8 (``total(maxabs, ·)`` over ResNet-18: 13.9 ms against
+    3.3)."""
     if not enabled("reductions"):
         return
     _named.sumsq.fun = lambda x: _on_kernel("sumsq", x, _named._sumsq)
     _named.abssum.fun = lambda x: _on_kernel("abssum", x, _named._abssum)
-    _named.maxabs.fun = lambda x: _on_kernel("maxabs", x, _named._maxabs)
 
 
 def _on_kernel(name, x, reference):

@@ -76,8 +76,8 @@ defjvp(abssum, lambda t, ans, x: _pushed(_conj(sign(x)), t))
 
 
 def _maxabs(x):
-    m = _magnitudes(x)
-    return _real_dtype(x).type(np.max(m) if m.size else 0.0)
+    m = np.abs(np.asarray(x))  # the maximum is one of the values: exact in x's precision, no float64 copy needed
+    return _real_dtype(x).type(m.max() if m.size else 0.0)
 
 
 def _ties(ans, x):
