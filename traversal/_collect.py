@@ -20,18 +20,18 @@ import numpy as np
 from autodiff._for_traversal import node_of
 from autodiff.extend import Traced, ZeroTangent, value_of
 
-from ._trainable import TrainableWalk, isnumeric, trainables
+from ._trainable import TrainableWalk, isnumeric, trainable_paths
 from ._walks import Done, ExcludeWalk, execute
 
 
 def reference_parameters(model, match=None):
     """Distinct trainable arrays of ``model``, in order; with ``match``, those in (or being) a matching node."""
     if match is None:
-        return trainables(model)
+        return [a for _, a in trainable_paths(model)]
     found, seen = [], set()
 
     def inside(path, x):
-        for p in trainables(x) if match(x) else ():
+        for _, p in trainable_paths(x) if match(x) else ():
             if id(p) not in seen:
                 seen.add(id(p))
                 found.append(p)
@@ -104,7 +104,7 @@ def _checked_dx(path, x, dx):
 
 def path_of(model, leaf, match=None):
     """The key path of the first trainable occurrence of ``leaf`` (for error messages)."""
-    for path, x in trainables(model, path=True):
+    for path, x in trainable_paths(model):
         if value_of(x) is value_of(leaf):
             return str(path)
     return "(unknown position)"

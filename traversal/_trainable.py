@@ -12,7 +12,7 @@ from ._cache import IdentityCache
 from ._functor import children, rebuild
 from ._walks import NOPRUNE, CachedWalk, ExcludeWalk, Expand, execute, split
 
-__all__ = ["isnumeric", "trainable", "trainables", "TrainableWalk", "trainable_version"]
+__all__ = ["isnumeric", "trainable", "trainables", "trainable_paths", "TrainableWalk", "trainable_version"]
 
 
 def isnumeric(x):
@@ -138,7 +138,21 @@ def trainables(model, path=False):
     >>> [str(p) for p, _ in trainables({"b": [{"c": m1}]}, path=True)]
     ['b[0].c']
     """
+    if path:
+        return trainable_paths(model)
+    from ._collect import parameters  # the collector installed there: the walk below, or traversal._accel's loop
+
+    return parameters(model)
+
+
+def trainable_paths(model):
+    """``[(KeyPath, array), ...]`` for the distinct trainable arrays of ``model``, each at its first occurrence:
+    the walk that defines :func:`trainables` (the fast collectors follow it, and fall back to it for errors).
+
+    >>> [(str(p), a) for p, a in trainable_paths({"w": np.ones(1), "n": 3})]
+    [('w', array([1.]))]
+    """
     found = []
     collect = ExcludeWalk(TrainableWalk(), lambda keypath, leaf: found.append((keypath, leaf)), isnumeric)
     execute(CachedWalk(collect, IdentityCache(), NOPRUNE), model)
-    return found if path else [a for _, a in found]
+    return found

@@ -18,7 +18,7 @@ from autodiff.extend import Traced, ZeroTangent, value_of
 
 from .. import _collect
 from .._keypath import KeyPath
-from .._trainable import is_customised, isnumeric, trainable, trainable_version, trainables
+from .._trainable import is_customised, isnumeric, trainable, trainable_paths, trainable_version
 from . import readers as _readers
 
 _customised = {}  # type -> bool, valid while the registrations stay as they were
@@ -175,7 +175,7 @@ def _parameters_inside(model, match):
 
 
 def _refuse_cycle(model):
-    trainables(model)  # raises, naming the key path, if the model has a cycle
+    trainable_paths(model)  # raises, naming the key path, if the model has a cycle
 
 
 def parameter_pairs(model, grads, match=None):
