@@ -139,7 +139,7 @@ def take(steps):
     a rule chain among the steps none is taken (a global rule such as ClipNorm reads every gradient at its
     stage, so the reference runs them all)."""
     large = [(key, s) for key, s in steps.items() if type(s.x) is np.ndarray and s.x.size >= MIN_SIZE]
-    if not large or any(type(s.leaf.rule) is OptimiserChain or getattr(s.leaf.rule, "is_global", False)
+    if not large or any(isinstance(s.leaf.rule, OptimiserChain) or getattr(s.leaf.rule, "is_global", False)
                         for s in steps.values()):
         return {}
     done, works = {}, []

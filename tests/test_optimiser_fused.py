@@ -178,3 +178,14 @@ def test_recycled_buffers_never_overwrite_arrays_still_held():
         np.testing.assert_array_equal(array, copy)
         np.testing.assert_array_equal(m, m_copy)
     assert len({id(a) for a, _, m, _ in kept} | {id(m) for _, _, m, _ in kept}) == 2 * len(kept)
+
+
+def test_a_global_rule_in_one_place_is_refused_as_the_reference_refuses_it():
+    """Adam on one large array and a ClipNorm chain on another: the reference refuses the mix (a global rule
+    must sit at the same position of every chain); the kernels must not take the Adam step and let the chain
+    through alone."""
+    model = {"a": np.ones(N, np.float32), "b": np.ones(N, np.float32)}
+    state = {"a": setup(Adam(0.1), model["a"]), "b": setup(OptimiserChain(ClipNorm(1.0), Descent(0.1)), model["b"])}
+    grads = {k: np.ones(N, np.float32) for k in model}
+    with pytest.raises(ValueError, match="same position of the rule chain"):
+        update(state, model, grads)
