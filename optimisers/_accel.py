@@ -52,7 +52,7 @@ def update_fast(state, model, grads):
     _tree._run_rules(rest)
     done.update((k, _tree.new_array(rest, s.x)) for k, s in rest.items())
     new_model = _rebuilt(model, model_nodes, done)
-    return _rebuilt_state(state, state_nodes, steps), new_model
+    return _rebuilt_state(state, model, state_nodes, steps), new_model
 
 
 def _walk(state, model, grads):
@@ -126,8 +126,11 @@ def _rebuilt(model, model_nodes, done):
     return done.get(id(model), model)
 
 
-def _rebuilt_state(state, state_nodes, steps):
-    """The new state: each container rebuilt once, each ``Leaf`` of a stepped array replaced once."""
+def _rebuilt_state(state, model, state_nodes, steps):
+    """The new state: each container rebuilt once, each ``Leaf`` of a stepped array replaced once (the root's
+    too, when the model is one bare array)."""
+    if type(state) is _tree.Leaf:
+        return _tree.new_leaf(steps, state, model)
     done = {}
     for s, leaves, kids in reversed(state_nodes):
         if id(s) in done:

@@ -143,3 +143,89 @@ def test_a_cycle_in_the_model_and_in_the_gradient_is_refused_not_walked_forever(
         monkeypatch.setattr(_tree, "updater", updater)
         with pytest.raises(ValueError, match=r"optimisers.update: cycle at more\[0\]"):
             update(state, model, grads)
+
+
+# === random trees ==================================================================================================
+
+_POOL = [np.linspace(-1.0, 1.0, 3), np.ones((2, 2)), np.arange(3.0), np.full(1, 2.0).astype(np.float32)]
+
+
+def _trees():
+    """Nested dicts, lists, tuples and gallery ``Dense`` layers over a few shared arrays (so ties appear), with
+    ints, an int array and a function among the leaves."""
+    from gallery import Dense
+    from hypothesis import strategies as st
+
+    leaf = st.one_of(st.sampled_from(range(len(_POOL))).map(lambda k: _POOL[k]),
+                     st.sampled_from([3, np.sin, np.arange(2)]))
+    return st.recursive(leaf, lambda kids: st.one_of(
+        st.dictionaries(st.sampled_from("abc"), kids, max_size=3),
+        st.lists(kids, max_size=3),
+        st.lists(kids, max_size=2).map(tuple),
+        st.tuples(kids, kids).map(lambda wb: Dense(*wb))), max_leaves=10)
+
+
+def _sparse_grads(model, keep):
+    """A gradient mirroring ``model``: ones at float arrays, with ``None`` for whole subtrees where ``keep``
+    says so (no step there)."""
+    from traversal import children, rebuild
+
+    def walk(x):
+        if isnumeric(x):
+            return np.ones_like(x) if keep() else None
+        kids = children(x)
+        if not kids:
+            return None
+        if not keep():
+            return None
+        return rebuild(x, {k: walk(v) for k, v in kids.items()})
+
+    return walk(model)
+
+
+def test_random_trees_step_as_the_reference_steps():
+    from hypothesis import example, given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=300, deadline=None, derandomize=True, database=None)
+    @given(_trees(), st.sampled_from(["descent", "adam", "chain"]), st.lists(st.booleans(), min_size=1))
+    @example(_POOL[0], "adam", [True])  # a bare array: the state is its one Leaf (it once stayed unstepped)
+    def check(model, rule_name, keeps):
+        rule = {"descent": Descent(0.1), "adam": Adam(0.1),
+                "chain": OptimiserChain(ClipNorm(1.0), Descent(0.1))}[rule_name]
+        flags = iter(keeps * 50)
+        grads = _sparse_grads(model, lambda: next(flags, True))
+        try:
+            state = setup(rule, model)
+        except ValueError:  # setup refuses what it refuses, walk or no walk
+            return
+        results = []
+        for updater in (_accel.update_fast, _tree._update):
+            previous, _tree.updater = _tree.updater, updater
+            try:
+                results.append(_outcome(lambda: _twice(state, model, grads)))
+            finally:
+                _tree.updater = previous
+        (fast, fast_error), (ref, ref_error) = results
+        assert type(fast_error) is type(ref_error) and str(fast_error) == str(ref_error)
+        if ref is not None:
+            _same_objects(fast[1], ref[1])
+            _same_objects(fast[0], ref[0])
+            for x, y in zip(_leaves_of(fast[0]), _leaves_of(ref[0])):
+                for s, t in zip(leaves(x.state), leaves(y.state)):
+                    np.testing.assert_array_equal(s[1], t[1])
+
+    check()
+
+
+def _twice(state, model, grads):
+    """Two steps, the second from the first's state and model (a state that failed to advance shows there)."""
+    state, model = update(state, model, grads)
+    return update(state, model, grads)
+
+
+def _outcome(f):
+    try:
+        return f(), None
+    except (ValueError, TypeError) as e:
+        return None, e
