@@ -9,7 +9,7 @@ from gallery import gallery
 
 import autodiff
 from autodiff._trees import leaves
-from optimisers import Adam, ClipNorm, Descent, OptimiserChain, _accel, _tree, freeze, setup, update
+from optimisers import Adam, ClipNorm, Descent, Momentum, OptimiserChain, _accel, _tree, freeze, setup, update
 from traversal import fmap, isnumeric, trainables
 
 
@@ -183,15 +183,21 @@ def _sparse_grads(model, keep):
     return walk(model)
 
 
-def test_random_trees_step_as_the_reference_steps():
+@pytest.mark.parametrize("kernels", ["numpy", "kernels"])
+def test_random_trees_step_as_the_reference_steps(monkeypatch, kernels):
+    """Also with the rules' one-pass kernels taking every array, however small (``optimisers/_fused.py``)."""
     from hypothesis import example, given, settings
+
+    from optimisers import _fused
+
+    monkeypatch.setattr(_fused, "MIN_SIZE", 1 if kernels == "kernels" else _fused.MIN_SIZE)
     from hypothesis import strategies as st
 
     @settings(max_examples=300, deadline=None, derandomize=True, database=None)
-    @given(_trees(), st.sampled_from(["descent", "adam", "chain"]), st.lists(st.booleans(), min_size=1))
+    @given(_trees(), st.sampled_from(["descent", "adam", "momentum", "chain"]), st.lists(st.booleans(), min_size=1))
     @example(_POOL[0], "adam", [True])  # a bare array: the state is its one Leaf (it once stayed unstepped)
     def check(model, rule_name, keeps):
-        rule = {"descent": Descent(0.1), "adam": Adam(0.1),
+        rule = {"descent": Descent(0.1), "adam": Adam(0.1), "momentum": Momentum(0.1, 0.9),
                 "chain": OptimiserChain(ClipNorm(1.0), Descent(0.1))}[rule_name]
         flags = iter(keeps * 50)
         grads = _sparse_grads(model, lambda: next(flags, True))
