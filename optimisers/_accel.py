@@ -36,6 +36,9 @@ _GRADIENTS = (np.ndarray, np.generic, float, int, Traced)
 _FUSED = enabled("optimiser_kernels")  # the rules' plain steps in one pass (optimisers/_fused.py)
 
 
+_LEAVE = object()  # on the stack below a container's children: leaving it
+
+
 class _Refer(Exception):
     """Raised inside the walk for what the reference handles (and explains) instead."""
 
@@ -58,10 +61,13 @@ def update_fast(state, model, grads):
 def _walk(state, model, grads):
     """The steps, in the reference's order; every model container met, with its children; every state
     container, with its children and the model's at the same position.  Parents come before children."""
-    steps, model_nodes, state_nodes, seen = {}, [], [], {}
+    steps, model_nodes, state_nodes, seen, inside = {}, [], [], {}, set()  # inside: the containers holding x
     stack = [(model, state, grads)]
     while stack:
         x, leaf, dx = stack.pop()
+        if x is _LEAVE:  # every child of the container whose id is in ``leaf`` is done
+            inside.discard(leaf)
+            continue
         if type(dx) is ZeroTangent:
             dx = None
         if isnumeric(x):
@@ -75,10 +81,12 @@ def _walk(state, model, grads):
                 raise _Refer  # arguments swapped, or a state where the model has no parameter
             continue
         if id(x) in seen:  # a tied layer, its state tied too, no gradient here: rebuilt once already
-            if dx is not None or seen[id(x)] is not leaf:
-                raise _Refer  # a cycle, or entries at a second position of the tie: the reference adds them
+            if id(x) in inside or dx is not None or seen[id(x)] is not leaf:
+                raise _Refer  # a cycle (refused there), or entries at a second position of the tie (added there)
             continue
         seen[id(x)] = leaf
+        inside.add(id(x))
+        stack.append((_LEAVE, id(x), None))
         model_nodes.append((x, node, kids))
         leaves, dxs = _mirror(leaf, keys, x), _mirror(dx, keys, x)
         if leaves is not None:

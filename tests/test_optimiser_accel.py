@@ -102,6 +102,31 @@ def test_a_cycle_goes_to_the_reference_and_its_error(monkeypatch):
         update(state, model, {"w": np.ones(2), "more": None})
 
 
+def test_a_cycle_below_a_non_trainable_field_is_refused_as_the_reference_refuses_it(monkeypatch):
+    """No state and no gradient reach a non-trainable field, but the new model is rebuilt through it: a cycle
+    there must raise the reference's error, not come back as a copy pointing into the old model."""
+    import dataclasses
+
+    from traversal import trainable
+
+    @dataclasses.dataclass
+    class WithBuffers:
+        w: np.ndarray
+        buffers: dict
+
+    trainable.register(WithBuffers, lambda layer: ("w",))
+    model = WithBuffers(np.ones(2), {"n": np.zeros(1)})
+    state = setup(Descent(0.1), model)
+    model.buffers["self"] = model.buffers
+    grads = WithBuffers(np.ones(2), None)
+    errors = []
+    for updater in (_accel.update_fast, _tree._update):
+        monkeypatch.setattr(_tree, "updater", updater)
+        errors.append(_raised(lambda: update(state, model, grads)))
+    assert type(errors[0]) is type(errors[1]) is ValueError and str(errors[0]) == str(errors[1])
+    assert "cycle" in str(errors[0])
+
+
 def test_a_state_not_mirroring_the_model_where_no_gradient_reached_goes_to_the_reference(monkeypatch):
     model = {"w": np.ones(2), "rest": {"a": np.ones(1)}}
     state = setup(Descent(0.1), model)
