@@ -51,6 +51,10 @@ def near_one(x):
     return 1.0 + 0.3 * np.tanh(x)
 
 
+def between_080_095(x):
+    return 0.875 + 0.074 * np.tanh(x)
+
+
 dims = st.integers(1, 4)
 shape = st.lists(dims, min_size=0, max_size=3).map(tuple)
 matrix_dims = st.integers(1, 4)
@@ -380,10 +384,13 @@ OPS = [
     # issue 13: elementwise and shape
     Op("tril", anp.tril, plain(one(nonempty_shape()))),
     Op("triu k=1", lambda x: anp.triu(x, k=1), plain(st.sampled_from([((3, 4),), ((2, 3, 3),), ((3,),)]))),
-    Op("remainder", anp.remainder, plain(broadcast_pair()), positive),
-    Op("mod", anp.mod, plain(broadcast_pair()), away_from_zero),  # a divisor near 0 jumps under any step
-    Op("x % c", lambda x: x % 0.7, plain(one())),
-    Op("c % x", lambda x: 2.5 % x, plain(one()), positive),
+    # A remainder jumps where the quotient is an integer, and a finite difference across the jump is huge:
+    # each row keeps its quotients strictly between two integers (x + 0.4 over y, both in (0.80, 0.95):
+    # 1.26 to 1.69; negated for mod, whose floor is then -2), so no draw lands on a jump.
+    Op("remainder", lambda x, y: anp.remainder(x + 0.4, y), plain(broadcast_pair()), between_080_095),
+    Op("mod", lambda x, y: anp.mod(-(x + 0.4), y), plain(broadcast_pair()), between_080_095),
+    Op("x % c", lambda x: x % 0.7, plain(one()), lambda x: 1.75 + 0.24 * np.tanh(x)),  # x / 0.7 in (2.16, 2.84)
+    Op("c % x", lambda x: 2.5 % x, plain(one()), lambda x: 1.05 + 0.13 * np.tanh(x)),  # 2.5 / x in (2.12, 2.72)
     Op("deg2rad", anp.deg2rad, plain(one())),
     Op("rad2deg", anp.rad2deg, plain(one())),
     Op("degrees", anp.degrees, plain(one())),
