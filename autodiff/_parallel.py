@@ -96,12 +96,14 @@ def sum_pieces(fn, flats, outs=None):
 def _share(n, run):
     """``run(k)`` for k in 0..n-1, each taken once, by the caller and (when it gets going) the worker."""
     claim = itertools.count().__next__  # atomic under the GIL: each item is taken once
+    work = [run]  # emptied when done: a cancelled task waits in the pool's queue until the worker drops it,
+    # and meanwhile it must not keep the arrays ``run`` reads and writes alive (a column matrix, an output)
 
     def drain():
         for k in iter(claim, None):
-            if k >= n:
+            if k >= n or not work:
                 return
-            run(k)
+            work[0](k)
 
     # Work sharing, not a fixed split: if the worker is slow to start (the other core is busy, or BLAS
     # threads are still spinning after a matmul), the caller simply takes its items too.
@@ -109,3 +111,4 @@ def _share(n, run):
     drain()
     if not future.cancel():  # it started: wait for the one item it may still be on
         future.result()
+    work.clear()

@@ -4,6 +4,7 @@ concurrent Python threads too (timings live in bench/, not here)."""
 import math
 import os
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -112,3 +113,30 @@ def test_pieces_cover_every_element_once_and_add_up_per_array():
         np.testing.assert_array_equal(out, 2 * x)  # every element written, by exactly the right piece
         assert math.isclose(total_, float(x.astype(np.float64).sum()), rel_tol=1e-6, abs_tol=1e-6)
     assert _parallel.sum_pieces(lambda piece: 1.0, flats) == [0.0, 1.0, 1.0, 3.0]  # pieces per array
+
+
+def test_a_task_left_waiting_in_the_pool_holds_none_of_the_work():
+    """When the worker is busy, the caller takes every piece and cancels the worker's task, which still waits in
+    the pool's queue: it must not keep the work alive (a column matrix, an output), or a step's peak memory
+    grows by whatever the work held, depending on when the worker gets to the queue."""
+    gate = threading.Event()
+    blocker = _parallel._executor().submit(gate.wait)  # the worker is busy until the gate opens
+
+    class Payload:
+        pass
+
+    payload = Payload()
+    held = weakref.ref(payload)
+    done = []
+
+    def run(k, payload=payload):
+        done.append(k)
+
+    try:
+        _parallel._share(3, run)
+        del run, payload
+        assert done == [0, 1, 2]  # the caller took every piece
+        assert held() is None
+    finally:
+        gate.set()
+        blocker.result()
