@@ -6,13 +6,13 @@ and, for real inputs passing through complex intermediates, PyTorch and finite d
 """
 
 import operator
-import os
 import re
 
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_policy import DERANDOMIZE
 from op_table import OPS
 from oracle import needs_torch, torch
 
@@ -21,7 +21,7 @@ import autodiff.numpy as anp
 from autodiff import grad, gradcheck, holomorphic_grad
 
 SETTINGS = settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck),
-                    derandomize=bool(os.environ.get("CI")))
+                    derandomize=DERANDOMIZE)
 
 rng = np.random.default_rng(0)
 Z = rng.standard_normal(4) + 1j * rng.standard_normal(4)

@@ -2,7 +2,6 @@
 every op of the table pushed forward, and the forward transforms (jvp, jacfwd, hvp, linearize)."""
 
 import gc
-import os
 import tracemalloc
 
 import numpy as np
@@ -10,6 +9,7 @@ import pytest
 from gallery import gallery
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_policy import DERANDOMIZE
 from op_table import OPS
 from tree_asserts import assert_same_tree
 
@@ -159,7 +159,7 @@ def test_a_leaked_dual_is_refused():
 # --- every op of the table ---------------------------------------------------------------------------
 
 SETTINGS = settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck),
-                    derandomize=bool(os.environ.get("CI")))
+                    derandomize=DERANDOMIZE)
 TOLERANCE = {np.float64: (1e-5, 1e-7), np.float32: (2e-3, 1e-4)}
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from hypothesis_policy import DERANDOMIZE
 
 from autodiff import _kernels as K
 
@@ -28,7 +29,7 @@ FUSED = {"sumsq_double": (), "abssum_sign": (), "scale_into": (0.37,), "tanh_int
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name", sorted(set(K.REFERENCE) - set(FUSED)))
 def test_kernel_matches_reference(name, dtype):
-    @settings(max_examples=25, deadline=None, derandomize=bool(os.environ.get("CI")))
+    @settings(max_examples=25, deadline=None, derandomize=DERANDOMIZE)
     @given(shape=shapes, seed=st.integers(0, 1000))
     def check(shape, seed):
         xs = _arrays(shape, dtype, seed, 2 if name == "dot" else 1)
@@ -137,7 +138,7 @@ def test_forked_child_can_use_the_kernels():
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("name", sorted(FUSED))
 def test_fused_kernels_match_their_references(name, dtype):
-    @settings(max_examples=25, deadline=None, derandomize=bool(os.environ.get("CI")))
+    @settings(max_examples=25, deadline=None, derandomize=DERANDOMIZE)
     @given(shape=shapes, seed=st.integers(0, 1000))
     def check(shape, seed):
         (x,) = _arrays(shape, dtype, seed)

@@ -1,18 +1,17 @@
 """Every op in the table passes gradcheck at orders 1 and 2, float32 and float64."""
 
-import os
-
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_policy import DERANDOMIZE
 from op_table import OPS
 
 import autodiff
 
-# CI replays a fixed sequence of examples (a red CI should be reproducible); elsewhere each run explores new ones.
+# A fixed sequence of examples unless AUTODIFF_EXPLORE=1 (tests/hypothesis_policy.py).
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck),
-                    derandomize=bool(os.environ.get("CI")))
+                    derandomize=DERANDOMIZE)
 
 
 def _inputs(op, shapes, dtype, seed):

@@ -3,7 +3,6 @@ through and inside vmap, second order; the batch axis at 0 and at -1, every batc
 grad/jvp/hvp/vmap against loops and torch.func, the errors, and the check that every built-in primitive has a
 batching rule of its own."""
 
-import os
 import sys
 import warnings
 
@@ -11,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from hypothesis_policy import DERANDOMIZE
 from op_table import OPS
 
 import autodiff
@@ -20,7 +20,7 @@ from autodiff._batch_rules import _batch_rules
 from autodiff.extend import BatchingWarning, Primitive, defbatch, defvjp, primitive
 
 SETTINGS = settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck),
-                    derandomize=bool(os.environ.get("CI")))
+                    derandomize=DERANDOMIZE)
 B = 3
 TOL = {np.float64: 1e-9, np.float32: 2e-4}
 
