@@ -29,7 +29,7 @@ from ._rules import (
 )
 from ._tree import Leaf, adjust, freeze, setup, thaw, update
 
-_install_accel()  # update's rebuild in tight loops, beside the reference walks (off under AUTODIFF_REFERENCE=1)
+_install_accel()  # update in one walk, beside the reference walks (off under AUTODIFF_REFERENCE=1)
 
 __all__ = [
     "setup", "update", "freeze", "thaw", "adjust", "Leaf",
