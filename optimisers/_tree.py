@@ -286,7 +286,7 @@ def new_leaf(steps, leaf, x):
     if s is None or not isinstance(leaf, Leaf):
         return leaf
     states = tuple(s.states) if isinstance(leaf.rule, OptimiserChain) else s.states[0]
-    return Leaf(leaf.rule, states, leaf.frozen) if type(leaf) is Leaf else replace(leaf, state=states)
+    return replace(leaf, state=states)
 
 
 def _map_leaves(f, state):
