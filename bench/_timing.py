@@ -10,7 +10,8 @@ machine then slows every lane of a round, and the per-round *ratios* (``Rounds.p
 
 Before each timed batch the race waits until no thread of another lane is running (:func:`settle`): OpenBLAS's
 and OpenMP's worker threads spin for a while after a parallel call, and a batch started under another lane's
-runs on a busy core (a lane's own spin between its calls is part of its steady state).  The garbage collector
+runs on a busy core (a lane's own spin between its calls is part of its steady state); then one untimed call
+wakes the lane's own workers, which slept through the wait (:func:`batch`).  The garbage collector
 is paused during a race, as ``timeit`` does, for every lane alike.
 """
 
@@ -41,8 +42,10 @@ class Settings:
 
 
 MODES = {
-    "quick": Settings(rounds=15, min_rounds=5, budget=2.5, min_batch=0.005),  # 15 where a round is cheap:
-    # with 9, one slow round among them moved a band's edge across its goal from one run to the next
+    "quick": Settings(rounds=15, min_rounds=9, budget=2.5, min_batch=0.005),  # 15 where a round is cheap:
+    # with 9, one slow round among them moved a band's edge across its goal from one run to the next; and at
+    # least 9, the fewest whose band drops the extreme rounds (bench/_stats.py): the ResNet steps ran 5 or 6,
+    # and one round at 0.98 among ratios of 1.08 to 1.28 made a missed goal "within noise"
     "full": Settings(rounds=21, min_rounds=9, budget=12.0, min_batch=0.02),
     "smoke": Settings(rounds=2, min_rounds=2, budget=0.0, min_batch=0.0005),  # checks the plumbing only
 }
@@ -179,9 +182,17 @@ def lanes(contenders, torch):
 
 
 def batch(lane, calls):
-    """``(seconds per call, whether the threads had settled)`` of ``calls`` back-to-back calls."""
+    """``(seconds per call, whether the threads had settled)`` of ``calls`` back-to-back calls, after one
+    untimed call.
+
+    The untimed call wakes the lane's own workers, which went to sleep while the race waited for the other
+    lanes' threads.  On this VM a thread pool's first parallel call after such a pause took up to three
+    times as long as the next (torch's big-MLP HVP: 16 to 22 ms right after ours, 5 to 7 ms back to back),
+    so a batch of one call timed the wake-up, not the lane, and the big HVP's per-round ratios alternated
+    between 0.33 and 1.3 with the rounds' order."""
     with lane.around():
         settled = settle(own=lane.own)
+        lane.fn()
         start = time.perf_counter()
         for _ in range(calls):
             lane.fn()
