@@ -3,7 +3,8 @@
 * a training step of a 784-512-512-10 tanh MLP, batch 128, softmax cross-entropy, float32;
 * the Hessian-vector product of that loss with respect to all parameters (ours ``hvp``'s default, reverse over
   forward: one tape, no second one recorded over it; issue 16), beside torch's double backward (the goal's
-  yardstick) and torch.func's forward over reverse (reported);
+  yardstick), torch.func's forward over reverse (reported) and the numpy floor (the R-operator by hand,
+  reported against torch: the floor's own ratio shows what numpy's BLAS allows);
 * a gradient-norm penalty step: the gradient of ``loss + 0.1 * ||grad loss||^2``;
 * the same HVP on a small 64-64-10 MLP, where per-op overhead dominates;
 * ``jvp`` of the big loss in a parameter-space direction, against one ``grad`` of ours (and torch.func.jvp).
@@ -64,6 +65,31 @@ def numpy_step(params, x, onehot):
         if k:
             d = (d @ params[f"w{k}"].T) * (1 - hs[k] * hs[k])
     return grads
+
+
+def numpy_hvp(params, x, onehot, v):
+    """The floor of the HVP rows: Pearlmutter's R-operator written by hand in numpy, the forward pass and its
+    tangent, then the backward pass and its tangent, with no gradient that the product does not need."""
+    n = len(params) // 2
+    w, vw = [params[f"w{k}"] for k in range(n)], [v[f"w{k}"] for k in range(n)]
+    hs, rs = [x], [None]  # each layer's input and that input's tangent (the data x has none)
+    for k in range(n):
+        z = hs[k] @ w[k] + params[f"b{k}"]
+        rz = hs[k] @ vw[k] + v[f"b{k}"] + (rs[k] @ w[k] if k else 0)
+        if k < n - 1:
+            hs.append(np.tanh(z))
+            rs.append((1 - hs[-1] * hs[-1]) * rz)
+    e = np.exp(z - z.max(axis=1, keepdims=True))
+    p, count = e / e.sum(axis=1, keepdims=True), np.float32(x.shape[0])
+    d, rd = (p - onehot) / count, p * (rz - (p * rz).sum(axis=1, keepdims=True)) / count
+    hv = {}
+    for k in reversed(range(n)):  # d: the loss's gradient at layer k's output, rd: its tangent
+        hv[f"w{k}"] = hs[k].T @ rd + (rs[k].T @ d if k else 0)
+        hv[f"b{k}"] = rd.sum(axis=0)
+        if k:
+            dh, rdh, slope = d @ w[k].T, rd @ w[k].T + d @ vw[k].T, 1 - hs[k] * hs[k]
+            d, rd = dh * slope, rdh * slope - 2 * dh * hs[k] * rs[k]
+    return hv
 
 
 def torch_loss(torch, ts, x, onehot):
@@ -151,7 +177,11 @@ def hvp_workload(torch=None, sizes=(784, 512, 512, 10), batch=128):
         hv = ours_hvp(params, x, onehot, v)
         return [hv[k] for k in params]
 
-    lanes = {"ours": ours}
+    def floor():
+        hv = numpy_hvp(params, x, onehot, v)
+        return [hv[k] for k in params]
+
+    lanes = {"ours": ours, "floor": floor}
     if torch is not None:
         lanes["torch"], lanes["torch.func"] = torch_hvps(torch, params, x, onehot, v)
     return lanes
@@ -165,11 +195,15 @@ def _hvp_suite(ctx, sizes, batch, name, goal):
     expected = lanes["torch"]()
     ctx.check(name, lanes["ours"](), expected, rtol=2e-3, atol=1e-5)
     ctx.check(f"{name} (torch.func)", lanes["torch.func"](), expected, rtol=2e-3, atol=1e-5)
+    ctx.check(f"{name} (numpy floor)", lanes["floor"](), expected, rtol=2e-3, atol=1e-5)
     rounds = ctx.race(lanes)
     func = Row(f"{name}, vs torch.func forward over reverse", goal_text="(reported)")
     record(func, Rounds({"ours": rounds.times["ours"], "torch": rounds.times["torch.func"],
                          "torch@1": rounds.times["torch.func@1"]}, rounds.noise))
-    return [record(row, rounds), func]
+    floor = Row(f"{name}: the numpy floor against torch", goal_text="(reported: floor/torch)",
+                note="the R-operator by hand in numpy (numpy_hvp): what numpy's BLAS allows")
+    record(floor, rounds, value=("floor", "torch"), ours="floor")
+    return [record(row, rounds), func, floor]
 
 
 def big_hvp(ctx):

@@ -467,6 +467,18 @@ def test_the_forward_mode_rows_agree_with_torch_and_a_corrupted_result_stops_the
         assert corrupted.timed == 0
 
 
+def test_the_hvp_rows_numpy_floor_is_the_hessian_times_v_by_finite_differences_of_the_gradient():
+    params, x, onehot, v = mlp.hvp_inputs([12, 8, 7, 3], 5)
+    params, v = ({k: a.astype(np.float64) for k, a in d.items()} for d in (params, v))
+    x, onehot = x.astype(np.float64), onehot.astype(np.float64)
+    grad = lambda p: mlp.numpy_step(p, x, onehot)  # noqa: E731  (the step's floor: the gradient by hand)
+    eps = 1e-6
+    plus, minus = (grad({k: params[k] + s * eps * v[k] for k in params}) for s in (1, -1))
+    hv = mlp.numpy_hvp(params, x, onehot, v)
+    for k in params:
+        np.testing.assert_allclose(hv[k], (plus[k] - minus[k]) / (2 * eps), rtol=1e-6, atol=1e-8, err_msg=k)
+
+
 def test_the_l2_suite_compares_with_torch_without_a_warning():
     pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     with warnings.catch_warnings():
