@@ -169,8 +169,8 @@ def torch_hvps(torch, params, x, onehot, v):
 
 
 def hvp_workload(torch=None, sizes=(784, 512, 512, 10), batch=128):
-    """The lanes of one HVP: ours (``hvp``'s default, reverse over forward) and, with torch, torch's double
-    backward ("torch") and torch.func's forward over reverse ("torch.func")."""
+    """The lanes of one HVP: ours (``hvp``'s default, reverse over forward), the numpy floor (:func:`numpy_hvp`)
+    and, with torch, torch's double backward ("torch") and torch.func's forward over reverse ("torch.func")."""
     params, x, onehot, v = hvp_inputs(list(sizes), batch)
 
     def ours():
