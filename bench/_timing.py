@@ -186,7 +186,7 @@ def batch(lane, calls):
     untimed call.
 
     The untimed call wakes the lane's own workers, which went to sleep while the race waited for the other
-    lanes' threads.  On this VM a thread pool's first parallel call after such a pause took up to three
+    lanes' threads.  On this VM a thread pool's first parallel call after such a pause took up to four
     times as long as the next (torch's big-MLP HVP: 8 to 23 ms right after ours, 5 to 8 ms back to back),
     so a batch of one call timed the wake-up, not the lane, and the big HVP's per-round ratios alternated
     between 0.33 and 1.3 with the rounds' order."""
