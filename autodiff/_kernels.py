@@ -49,17 +49,6 @@ def _abssum(x):
     return acc
 
 
-def _maxabs(x):
-    best = 0.0
-    for i in range(x.size):
-        v = abs(np.float64(x[i]))
-        if v != v:
-            return v
-        if v > best:
-            best = v
-    return best
-
-
 def _sumsq_double(x, out):
     """Fused forward and pullback of sumsq: the value, and ``out = 2 x`` (the gradient at g = 1)."""
     acc = 0.0
@@ -139,14 +128,13 @@ REFERENCE = {  # the numpy reference of each kernel: tests and benchmarks share 
     "sum": lambda x: float(np.sum(x, dtype=np.float64)),
     "sumsq": lambda x: _wide_dot(x, x),
     "abssum": _wide_abssum,
-    "maxabs": lambda x: float(np.abs(x).max()) if x.size else 0.0,  # exact in any float dtype
     "dot": _wide_dot,
     "sumsq_double": lambda x, out: (_wide_dot(x, x), np.multiply(x, 2, out=out))[0],
     "abssum_sign": lambda x, out: (_wide_abssum(x), np.sign(x, out=out))[0],
     "scale_into": lambda x, c, out: (np.multiply(x, x.dtype.type(c), out=out), 0.0)[1],
     "tanh_into": lambda x, out: (np.tanh(x, out=out), 0.0)[1],
 }
-_PYTHON = {"sum": _sum, "sumsq": _sumsq, "abssum": _abssum, "maxabs": _maxabs, "dot": _dot,
+_PYTHON = {"sum": _sum, "sumsq": _sumsq, "abssum": _abssum, "dot": _dot,
            "sumsq_double": _sumsq_double, "abssum_sign": _abssum_sign, "scale_into": _scale_into,
            "tanh_into": _tanh_into}
 
