@@ -93,6 +93,22 @@ def sum_pieces(fn, flats, outs=None):
     return totals
 
 
+def run_pieces(pieces, work, share=True):
+    """``work(*piece)`` for every piece, in any order: on the caller's thread and the worker's when ``share``
+    and there are several pieces, else one after another on the caller's.
+
+    >>> done = []
+    >>> run_pieces([(0, 2), (2, 5)], lambda start, stop: done.append(stop - start))
+    >>> sorted(done)
+    [2, 3]
+    """
+    if share and len(pieces) > 1 and _threads > 1:
+        _share(len(pieces), lambda k: work(*pieces[k]))
+        return
+    for piece in pieces:
+        work(*piece)
+
+
 def _share(n, run):
     """``run(k)`` for k in 0..n-1, each taken once, by the caller and (when it gets going) the worker."""
     claim = itertools.count().__next__  # atomic under the GIL: each item is taken once

@@ -33,8 +33,4 @@ def ranges(n, nbytes):
 
 def run(pieces, work):
     """``work(start, stop)`` for every piece, on the caller's thread and (when several) the kernel thread."""
-    if len(pieces) == 1 or _parallel._threads < 2:
-        for a, b in pieces:
-            work(a, b)
-        return
-    _parallel._share(len(pieces), lambda k: work(*pieces[k]))
+    _parallel.run_pieces(pieces, work)

@@ -161,11 +161,8 @@ def _run(works):
     there is enough memory to stream (elementwise, so the pieces give the same bits on any thread)."""
     pieces = [(work, start, min(start + _parallel.CHUNK, n)) for work, n, _ in works
               for start in range(0, n, _parallel.CHUNK)]
-    if _parallel.splits_bytes(sum(n * size for _, n, size in works)) and len(pieces) > 1:
-        _parallel._share(len(pieces), lambda k: pieces[k][0](pieces[k][1], pieces[k][2]))
-        return
-    for work, start, stop in pieces:
-        work(start, stop)
+    share = _parallel.splits_bytes(sum(n * size for _, n, size in works))
+    _parallel.run_pieces(pieces, lambda work, start, stop: work(start, stop), share)
 
 
 def _plain_numbers(rule):
