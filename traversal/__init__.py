@@ -13,13 +13,14 @@ from autodiff._for_traversal import lazy_names
 
 from ._accel import collect as _accel_collect
 from ._cache import IdentityCache, usecache
+from ._collect import trainables
 from ._dense import hessian_from_dense, hessian_to_dense
 from ._destructure import destructure
 from ._functor import children, isleaf, leaf, rebuild, register, register_leaf
 from ._keypath import KeyPath, getkeypath, haskeypath, setkeypath
 from ._maps import NOPRUNE, fcollect, fleaves, fmap, fmap_with_path, fmapstructure, fmapstructure_with_path
 from ._total import total
-from ._trainable import TrainableWalk, isnumeric, trainable, trainables
+from ._trainable import TrainableWalk, isnumeric, trainable
 from ._walks import (
     CachedWalk,
     CollectWalk,

@@ -5,7 +5,8 @@ trainable-child selector (``TrainableWalk``), the one executor (``execute``,
 which refuses cycles by key path), ties once, in traversal order.  Faster
 twins of both (tight loops, compiled readers) plug in from
 :mod:`traversal._accel.collect` unless ``AUTODIFF_REFERENCE=1``; ``total``
-calls whichever is installed here as ``parameters`` and ``parameter_pairs``.
+calls whichever is installed here as ``parameters`` and ``parameter_pairs``, and so does
+``trainables``.
 
 >>> import numpy as np
 >>> w = np.ones(2)
@@ -112,3 +113,22 @@ def path_of(model, leaf, match=None):
 
 parameters = reference_parameters  # the hooks traversal._accel.collect replaces with its fast twins
 parameter_pairs = reference_parameter_pairs
+
+
+def trainables(model, path=False):
+    """The distinct trainable arrays of ``model`` in traversal order (ties once).
+
+    With ``path=True``, ``(KeyPath, array)`` pairs, the path of each first occurrence.
+    Under ``autodiff.grad`` the arrays are the traced leaves themselves, so a
+    loss built from them has the structural gradient ``design.md`` fixes:
+    the tie's total at its first occurrence, ``None`` at non-trainable fields.
+
+    >>> m1 = np.array([1.0, 2.0])
+    >>> trainables({"x": m1, "y": m1, "z": np.arange(3), "w": np.zeros(1)})
+    [array([1., 2.]), array([0.])]
+    >>> [str(p) for p, _ in trainables({"b": [{"c": m1}]}, path=True)]
+    ['b[0].c']
+    """
+    if path:
+        return trainable_paths(model)
+    return parameters(model)  # the hook above: the reference walk, or traversal._accel's loop

@@ -13,8 +13,9 @@ import autodiff.numpy as anp
 from autodiff._for_traversal import node_of
 from autodiff.extend import value_of
 
+from ._collect import trainables
 from ._functor import isleaf
-from ._trainable import isnumeric, trainables
+from ._trainable import isnumeric
 from ._walks import ExcludeWalk, Expand, FlattenWalk, execute, split
 
 __all__ = ["hessian_to_dense", "hessian_from_dense"]

@@ -6,7 +6,8 @@ import autodiff.numpy as anp
 from autodiff.extend import value_of
 
 from ._cache import IdentityCache
-from ._trainable import TrainableWalk, isnumeric, trainables
+from ._collect import trainables
+from ._trainable import TrainableWalk, isnumeric
 from ._walks import NOPRUNE, CachedWalk, ExcludeWalk, execute
 
 __all__ = ["destructure"]

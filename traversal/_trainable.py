@@ -12,7 +12,7 @@ from ._cache import IdentityCache
 from ._functor import children, rebuild
 from ._walks import NOPRUNE, CachedWalk, ExcludeWalk, Expand, execute, split
 
-__all__ = ["isnumeric", "trainable", "trainables", "trainable_paths", "TrainableWalk", "trainable_version"]
+__all__ = ["isnumeric", "trainable", "trainable_paths", "TrainableWalk", "trainable_version"]
 
 
 def isnumeric(x):
@@ -34,6 +34,7 @@ def trainable(x):
     Register a type to restrict it; the result filters, it never reorders:
 
     >>> import dataclasses
+    >>> from traversal import trainables
     >>> @dataclasses.dataclass
     ... class Norm:
     ...     gamma: np.ndarray
@@ -122,27 +123,6 @@ def _rebuild_some(x, keys, results):
     kids = children(x)
     kids.update(zip(keys, results))
     return rebuild(x, kids)
-
-
-def trainables(model, path=False):
-    """The distinct trainable arrays of ``model`` in traversal order (ties once).
-
-    With ``path=True``, ``(KeyPath, array)`` pairs, the path of each first occurrence.
-    Under ``autodiff.grad`` the arrays are the traced leaves themselves, so a
-    loss built from them has the structural gradient ``design.md`` fixes:
-    the tie's total at its first occurrence, ``None`` at non-trainable fields.
-
-    >>> m1 = np.array([1.0, 2.0])
-    >>> trainables({"x": m1, "y": m1, "z": np.arange(3), "w": np.zeros(1)})
-    [array([1., 2.]), array([0.])]
-    >>> [str(p) for p, _ in trainables({"b": [{"c": m1}]}, path=True)]
-    ['b[0].c']
-    """
-    if path:
-        return trainable_paths(model)
-    from ._collect import parameters  # the collector installed there: the walk below, or traversal._accel's loop
-
-    return parameters(model)
 
 
 def trainable_paths(model):
