@@ -143,7 +143,8 @@ def main(argv=None):
         print("torch is not installed: running ours alone, with the numpy floor where there is one. "
               "For the comparison: pip install -e '.[bench]' (it pins torch==2.13.0, the CPU build).")
     mode = "smoke" if args.smoke else "full" if args.full else "quick"
-    ctx = Context(mode=mode, torch=torch, inject=args.inject_mismatch)
+    ctx = Context(mode=mode, torch=torch, inject=args.inject_mismatch, adapt=True)
+    _busy_before(ctx)
     start = time.perf_counter()
     try:
         rows, seconds = run_suites(ctx, list(suites(args.only or MODULES, mode, named=bool(args.only))))
@@ -152,6 +153,8 @@ def main(argv=None):
     except Mismatch as e:
         print(f"\nBENCHMARK FAILED before timing: {e}", file=sys.stderr)
         return 1
+    finally:
+        ctx.release()
     if previous is not None:
         print(f"compared with {args.compare}: {report.attach(rows, previous)} of {len(rows)} rows matched by name")
     print(report.table(rows))
@@ -163,6 +166,19 @@ def main(argv=None):
     print(f"{report.tally(rows)}; {extra['seconds']} s in {mode} mode")
     _over_budget(extra, args)
     return 2 if args.save_reference and not reference else 0
+
+
+def _busy_before(ctx):
+    """Say up front when other processes keep the CPU busy: what such a run can and cannot tell."""
+    before = _noise.sample()
+    if before is None:
+        return
+    ctx.observe(before)
+    if ctx.busy:
+        print(f"BUSY: other processes are using {before.cores:.2f} of a core (NOISY above "
+              f"{_noise.THRESHOLD:.0%}). Rows measured while they run are NOISY and not judged, and their races "
+              "are cut to a few rounds without waiting for idle threads, so the run still ends on time. "
+              "Rerun on a quiet machine for verdicts.", flush=True)
 
 
 def _explain(rows, extra):

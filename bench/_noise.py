@@ -119,3 +119,10 @@ class Watch:
     def __exit__(self, *exc):
         self.result = between(self._start, read(), self.load)
         return False
+
+
+def sample(seconds=0.5):
+    """What others used over the next ``seconds`` (this process sleeps meanwhile), or ``None`` without ``/proc``."""
+    start = read()
+    time.sleep(seconds)
+    return between(start, read())

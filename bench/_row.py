@@ -108,6 +108,7 @@ def record(row, rounds, value=("ours", "torch"), scale=1.0, ours="ours"):
         row.value, row.band = summary(samples)
         row.samples = samples
     absorb(row, rounds.noise)
+    row.noisy = row.noisy or rounds.busy
     return row
 
 

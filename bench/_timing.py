@@ -39,6 +39,7 @@ class Settings:
     min_rounds: int
     budget: float
     min_batch: float
+    wait: float = 0.25  # seconds a batch waits at most for the other lanes' threads to go idle (settle)
 
 
 MODES = {
@@ -49,6 +50,12 @@ MODES = {
     "full": Settings(rounds=21, min_rounds=9, budget=12.0, min_batch=0.02),
     "smoke": Settings(rounds=2, min_rounds=2, budget=0.0, min_batch=0.0005),  # checks the plumbing only
 }
+# While other processes keep the CPU busy, a row is NOISY and not judged whatever it measures, every wait for
+# idle threads runs out (0.25 s a batch), and thread pools on a shared core collapse (a ResNet-18 step took
+# 4 s instead of 33 ms beside a spinning process; a quick run took almost 6 minutes). So while busy, every
+# pool runs one thread (``Context.observe``) and a race times one call per lane without waiting: figures to
+# look at, no verdict, on time.
+BUSY = Settings(rounds=1, min_rounds=1, budget=0.0, min_batch=0.0, wait=0.0)
 
 
 def settle(window=0.002, quiet=0.1, timeout=0.25, own=frozenset()):
@@ -181,7 +188,7 @@ def lanes(contenders, torch):
     return out
 
 
-def batch(lane, calls):
+def batch(lane, calls, wait=0.25):
     """``(seconds per call, whether the threads had settled)`` of ``calls`` back-to-back calls, after one
     untimed call.
 
@@ -191,7 +198,7 @@ def batch(lane, calls):
     so a batch of one call timed the wake-up, not the lane, and the big HVP's per-round ratios alternated
     between 0.33 and 1.3 with the rounds' order."""
     with lane.around():
-        settled = settle(own=lane.own)
+        settled = settle(own=lane.own, timeout=wait)
         lane.fn()
         start = time.perf_counter()
         for _ in range(calls):
@@ -199,19 +206,19 @@ def batch(lane, calls):
         return (time.perf_counter() - start) / calls, settled
 
 
-def calibrate(lane, min_batch):
+def calibrate(lane, min_batch, wait=0.25):
     """``(calls, seconds per call)``: how many calls make a batch at least ``min_batch`` long, after a warm-up
     call (which compiles anything lazy, so it is not the one measured).  A call longer than ``min_batch`` is its
     own batch.  Sets ``lane.own``: the threads that ran during these batches, each started with every other
     thread idle, so the lane's own workers (numpy's BLAS for ours and the floor, torch's OpenMP for torch)."""
     with lane.around():
-        settle()  # every other thread idle before counting: what runs from here on is the lane's
+        settle(timeout=wait)  # every other thread idle before counting: what runs from here on is the lane's
     before = thread_cpu()
-    batch(lane, 1)
-    calls, elapsed = 1, batch(lane, 1)[0]
+    batch(lane, 1, wait)
+    calls, elapsed = 1, batch(lane, 1, wait)[0]
     while elapsed * calls < min_batch:
         calls = max(2 * calls, int(1.2 * min_batch / max(elapsed, 1e-9)))
-        elapsed = batch(lane, calls)[0]
+        elapsed = batch(lane, calls, wait)[0]
     after = thread_cpu()
     lane.own = frozenset(tid for tid, ns in after.items() if ns > before.get(tid, 0))
     return calls, elapsed
@@ -236,6 +243,7 @@ class Rounds:
     times: dict
     noise: object = None  # a _noise.Interference, or None where /proc is missing
     unsettled: int = 0  # batches started before this process's threads went idle (after the wait timed out)
+    busy: bool = False  # timed with the short BUSY settings: figures to look at, never a verdict
 
     def median(self, name):
         return statistics.median(self.times[name]) if name in self.times else None
@@ -267,13 +275,18 @@ def as_array(x):
 @dataclass
 class Context:
     """One run's settings: the mode (quick, full or smoke), torch (or None), a suite whose result to corrupt
-    (a self-test), and the cores of load started on purpose (``--contention``)."""
+    (a self-test), the cores of load started on purpose (``--contention``), and whether other processes are
+    keeping the CPU busy (``busy``: set before the run and after each race by what others used meanwhile;
+    while it is set, races take the short ``BUSY`` settings, and their rows are NOISY, not judged)."""
 
     mode: str = "quick"
     torch: object = None
     inject: str = ""
     load: float = 0.0
+    busy: bool = False
+    adapt: bool = False  # follow the machine's load (observe): python -m bench does; a test's context does not
     unsettled: list = field(default_factory=list)
+    _one_thread: object = None  # while busy: the ExitStack holding every thread pool at one thread
 
     @property
     def quick(self):
@@ -281,7 +294,29 @@ class Context:
 
     @property
     def settings(self):
-        return MODES[self.mode]
+        return BUSY if self.busy and self.mode != "smoke" else MODES[self.mode]
+
+    def observe(self, interference):
+        """Note what others used during the last measurement (a ``bench._noise.Interference``): while they keep
+        the CPU busy, the next races are short and every thread pool (ours, numpy's BLAS, torch's) runs one
+        thread, so that none collapses on a shared core."""
+        if not self.adapt or interference is None or interference.noisy == self.busy:
+            return
+        self.busy = interference.noisy
+        if self.busy:
+            self._one_thread = contextlib.ExitStack()
+            with contextlib.suppress(ImportError):  # without threadpoolctl, numpy's BLAS keeps its threads
+                self._one_thread.enter_context(own_threads(1))
+            if self.torch is not None:
+                self._one_thread.enter_context(torch_threads(self.torch, 1))
+        else:
+            self._one_thread.close()
+
+    def release(self):
+        """Give every thread pool back its threads (the end of a run that ended busy)."""
+        if self.busy:
+            self.busy = False
+            self._one_thread.close()
 
     def check(self, suite, ours, theirs, rtol=1e-5, atol=1e-8):
         """Raise :class:`Mismatch` unless every array in ``ours`` is close to ``theirs`` (tensors allowed)."""
@@ -304,23 +339,24 @@ class Context:
         """
         racing, s = lanes(contenders, self.torch), self.settings
         with gc_paused(), _noise.Watch(self.load) as watch:  # calibration too: a longer window reads truer
-            calls = {lane.name: calibrate(lane, s.min_batch)[0] for lane in racing}
+            calls = {lane.name: calibrate(lane, s.min_batch, s.wait)[0] for lane in racing}
             times, start = {lane.name: [] for lane in racing}, time.perf_counter()
-            unsettled = _round(racing, 0, calls, times, per)
+            unsettled = _round(racing, 0, calls, times, per, s.wait)
             round_cost = time.perf_counter() - start
             count = max(s.min_rounds, min(s.rounds, int(s.budget / max(round_cost, 1e-9))))
             for r in range(1, count):
-                unsettled += _round(racing, r, calls, times, per)
+                unsettled += _round(racing, r, calls, times, per, s.wait)
         self.unsettled.append(unsettled)
-        return Rounds(times, watch.result, unsettled)
+        self.observe(watch.result)
+        return Rounds(times, watch.result, unsettled, busy=s is BUSY)
 
 
-def _round(racing, r, calls, times, per):
+def _round(racing, r, calls, times, per, wait):
     """Round ``r`` (odd rounds in reverse order), each lane's time per call added to ``times``; how many of its
     batches started before the other lanes' threads had gone idle."""
     unsettled = 0
     for lane in (racing if r % 2 == 0 else racing[::-1]):
-        seconds, settled = batch(lane, calls[lane.name])
+        seconds, settled = batch(lane, calls[lane.name], wait)
         times[lane.name].append(seconds / per)
         unsettled += not settled
     return unsettled

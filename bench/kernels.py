@@ -20,6 +20,8 @@ from ._row import Row, absorb, record
 from ._stats import summary
 from ._timing import Lane, gc_paused, settle
 
+AFTER_MATMUL_GOAL = 1.5  # BLAS workers still spinning after a matmul may slow the norm, but not by half again
+
 
 @functools.cache
 def parameter_set():
@@ -69,18 +71,20 @@ def after_matmul(ctx):
     a = np.random.default_rng(0).standard_normal((1024, 1024)).astype(np.float32)
     norm = lambda: total(autodiff.sumsq, model)  # noqa: E731
     norm()
-    quiet, after = [], []
+    quiet, after, short = [], [], ctx.busy  # a few rounds while busy: figures to look at, never a verdict
     with gc_paused(), Watch(ctx.load) as watch:
         for _ in range(2 * ctx.settings.rounds):
-            settle()
+            settle(timeout=ctx.settings.wait)
             quiet.append(_once(norm))
             a @ a
             after.append(_once(norm))
-    extra, band = summary([(y - x) * 1e3 for x, y in zip(quiet, after)], margin=0.0)
+    slowdown, band = summary([y / x for x, y in zip(quiet, after)])
     quiet_ms = float(np.median(quiet)) * 1e3
-    row = Row("ResNet-18 params: norm right after a 1024² matmul", ours=float(np.median(after)), value=extra,
-              band=band, goal=1.0, goal_text="≤ 1 ms extra", goal_at=(quiet_ms + 1.0) / 1e3,
-              note=f"{extra:+.3f} ms against quiet ({quiet_ms:.3g} ms)")
+    row = Row("ResNet-18 params: norm right after a 1024² matmul", ours=float(np.median(after)), value=slowdown,
+              band=band, goal=AFTER_MATMUL_GOAL, goal_text=f"after/quiet ≤ {AFTER_MATMUL_GOAL}",
+              note=f"{(float(np.median(after)) * 1e3 - quiet_ms):+.3f} ms against quiet ({quiet_ms:.3g} ms)")
+    ctx.observe(watch.result)
+    row.noisy = short
     return [absorb(row, watch.result)]
 
 

@@ -199,7 +199,7 @@ def _hvp_suite(ctx, sizes, batch, name, goal):
     rounds = ctx.race(lanes)
     func = Row(f"{name}, vs torch.func forward over reverse", goal_text="(reported)")
     record(func, Rounds({"ours": rounds.times["ours"], "torch": rounds.times["torch.func"],
-                         "torch@1": rounds.times["torch.func@1"]}, rounds.noise))
+                         "torch@1": rounds.times["torch.func@1"]}, rounds.noise, busy=rounds.busy))
     floor = Row(f"{name}: the numpy floor against torch", goal_text="(reported: floor/torch)",
                 note="the R-operator by hand in numpy (numpy_hvp): what numpy's BLAS allows")
     record(floor, rounds, value=("floor", "torch"), ours="floor")

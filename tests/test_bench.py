@@ -251,6 +251,55 @@ def test_a_row_is_noisy_when_others_used_the_cpu_and_its_goal_is_then_not_judged
     assert "NOISY" in report.table([row]) and report.tally([row]).startswith("0 goals held, 0 missed")
 
 
+def test_a_busy_machine_holds_every_pool_at_one_thread_and_times_one_call_per_lane_without_a_verdict():
+    from autodiff import _parallel
+
+    torch, busy = _FakeTorch(), _noise.Interference(others=1.0, wall=1.0)
+    kernel_threads = _parallel._threads
+    ctx = Context(mode="quick", torch=torch, adapt=True)
+    ctx.observe(busy)
+    try:
+        assert ctx.busy and ctx.settings is _timing.BUSY and torch.threads == 1 and _parallel._threads == 1
+        rounds = ctx.race({"ours": lambda: None, "torch": lambda: None})
+        assert rounds.busy and all(len(t) == 1 for t in rounds.times.values())
+        row = record(Row("a step", goal=10.0), rounds)
+        assert row.noisy and row.verdict == "noisy"  # one round is a figure to look at, never a verdict
+    finally:
+        ctx.observe(_noise.Interference(others=0.0, wall=1.0))  # quiet again: the threads come back
+    assert not ctx.busy and ctx.settings is _timing.MODES["quick"]
+    assert torch.threads == 2 and _parallel._threads == kernel_threads
+
+
+def test_a_context_made_by_hand_ignores_the_machines_load_so_tests_of_the_rounds_stay_deterministic():
+    ctx = Context(mode="smoke")
+    ctx.observe(_noise.Interference(others=2.0, wall=1.0))
+    assert not ctx.busy and ctx.settings is _timing.MODES["smoke"]
+
+
+def test_a_busy_machine_is_named_before_anything_runs_and_the_threads_are_given_back(monkeypatch, capsys):
+    from autodiff import _parallel
+
+    kernel_threads = _parallel._threads
+    monkeypatch.setattr(_noise, "sample", lambda seconds=0.5: _noise.Interference(others=0.9, wall=0.5))
+    assert runner.main(["--smoke", "--only", "overhead"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("BUSY: other processes are using 1.80 of a core") and "not judged" in out
+    assert _parallel._threads == kernel_threads
+
+
+def test_every_goal_is_a_ratio_measured_in_one_run_never_an_absolute_time():
+    """Times change with the machine (Intel one day, AMD the next); a ratio to torch, to the numpy floor or to
+    ourselves in the same run does not. A goal text that names a time unit would judge the machine."""
+    import re
+
+    for name in os.listdir(os.path.join(ROOT, "bench")):
+        if name.endswith(".py"):
+            source = open(os.path.join(ROOT, "bench", name), encoding="utf-8").read()
+            texts = re.findall(r"goal_text=f?\"([^\"]*)\"", source)
+            timed = [t for t in texts if re.search(r"\d\s*(µs|ms|s)\b", t)]
+            assert not timed, f"bench/{name}: goals in absolute time: {timed}"
+
+
 def test_reading_the_real_counters_of_this_machine():
     reading = _noise.read()
     if reading is None:
