@@ -211,7 +211,8 @@ class ClipNorm(Rule):
     The norm is ``sqrt(total(sumsq of dx))``, so a tied array counts once.
 
     ``omega >= 0``: 0 zeroes the gradients, as torch's formula does for ``max_norm=0``; a negative omega would
-    reverse them."""
+    reverse them.  A NaN anywhere makes every gradient NaN, and an infinite entry zeroes the finite ones, as in
+    torch."""
 
     omega: float = 10.0
     is_global = True
@@ -220,7 +221,8 @@ class ClipNorm(Rule):
     def factor(self, norm):
         if type(norm) is Traced:  # under grad or vmap: no Python branch, which a batched norm cannot take
             return anp.minimum(1.0, self.omega / (norm + 1e-6))
-        return min(1.0, self.omega / (norm + 1e-6))
+        factor = self.omega / (norm + 1e-6)
+        return 1.0 if factor >= 1.0 else factor  # a NaN norm gives a NaN factor, as in torch; min(1.0, nan) is 1.0
 
 
 @dataclass(frozen=True)
