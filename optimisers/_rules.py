@@ -5,6 +5,9 @@ Each matches ``torch.optim`` (or the formula in its docstring) step for step.  R
 arithmetic and numpy functions that autodiff routes for traced values (``np.sqrt``, ``np.sign``,
 ``np.clip``), so one rule steps a plain model and, under a derivative, a traced one (MAML, unrolled
 optimisation): a custom rule written the same way is differentiable too.
+
+Every array in a rule's state has its parameter's shape (or is 0-d), and an array hyperparameter broadcasts into
+the parameter's shape: ``update`` checks both (``_fit.py``).
 """
 
 import numbers
@@ -42,6 +45,11 @@ def _example(rule, name):
     return f"{type(rule).__name__}({name}={default!r})" if default is not MISSING else f"a {name} that fits"
 
 
+def is_array(v):
+    """Whether ``v`` is an array (plain or traced), as opposed to a number."""
+    return isinstance(v, np.ndarray) or type(v) is Traced
+
+
 def is_rule(x):
     """Whether ``x`` is a rule instance: a ``Rule``, or an object with ``init`` and ``apply`` methods."""
     if isinstance(x, type):
@@ -74,6 +82,10 @@ class Rule:
     def __post_init__(self):
         for name, limit in self.limits.items():
             _check_hyperparameter(self, name, getattr(self, name), limit)
+        # the array-valued hyperparameters: update checks each against every parameter it steps (_fit.py), so
+        # they are found once, here, rather than at every step
+        arrays = tuple(f.name for f in fields(self) if is_array(getattr(self, f.name)))
+        object.__setattr__(self, "_array_fields", arrays)
 
     def init(self, x):
         """The per-array state: none, unless a rule keeps some."""
