@@ -86,7 +86,8 @@ def update(state, model, grads):
     ``grads`` mirrors ``model`` (``None`` = no gradient there), as ``autodiff.grad``
     gives it; a tree of another structure is refused, naming the key path, and so is a gradient,
     a state array or an array hyperparameter that does not fit its parameter's shape
-    (``optimisers/_fit.py``).  A tied array
+    (``optimisers/_fit.py``).  A complex parameter steps as torch.optim steps it, along the
+    conjugate of its gradient (``_rules.py``).  A tied array
     is stepped once, with the sum of the entries at its trainable positions
     (``grad`` puts the whole gradient at the first, design.md section 3).
 
@@ -164,7 +165,13 @@ def _add_step(steps, path, x, leaf, dx):
 
 
 def add_step(steps, x, leaf, dx, path=None):
-    """Enter the checked gradient ``dx`` of the array ``x`` (``None`` for a step not taken: no state, frozen)."""
+    """Enter the checked gradient ``dx`` of the array ``x`` (``None`` for a step not taken: no state, frozen).
+
+    A complex parameter steps along the conjugate of its gradient: ``grad`` gives ``dL/dRe - i dL/dIm``
+    (docs/complex.md), whose conjugate is the direction of steepest ascent, the ``.grad`` torch.optim steps along.
+    """
+    if dx.dtype.kind == "c":
+        dx = np.conj(dx)
     if id(x) in steps:  # another position of a tie: its entries add up; the first position's Leaf rules
         if steps[id(x)] is not None:
             steps[id(x)].dx = steps[id(x)].dx + dx
