@@ -50,7 +50,11 @@ def save(path, tree):
     Each distinct array is stored once under the key path of its first occurrence; later
     occurrences are recorded as ties.  Plain values (bool, int, float, complex, str, None) are
     written; other leaves (functions, say) are only named, and ``load`` takes them from ``like``.
-    The file is written beside ``path`` and moved into place, so a crash never leaves half a file.
+    The file is written to a temporary file of its own beside ``path`` and renamed into place, so a
+    crash never leaves half a file and two saves to one path leave one of them, whole.  Refused, with
+    :class:`CheckpointError` naming the key path and nothing written: an ndarray subclass (a masked
+    array's mask would be lost), an object array, a traced leaf, and a key path that could not be a
+    zip member's name (a NUL character, more than 65,531 bytes).
 
     >>> import os, tempfile
     >>> import numpy as np
@@ -102,6 +106,11 @@ def load(path, like, strict=True, verify=True):
     has and ``like`` lacks (or the reverse) raises :class:`CheckpointError` naming each key path
     and both sides, and nothing is loaded.  With ``strict=False`` missing keys keep ``like``'s leaf,
     extra keys are ignored, and a :class:`CheckpointWarning` lists both.  Never unpickles.
+
+    A damaged or crafted file raises :class:`CheckpointError` (the original exception chained), never
+    another exception and never other numbers: every member's header is checked before its data is
+    read, and its CRC-32 verified.  ``verify=False`` skips the checksum of stored members, which costs
+    about half of a load's time (docs/checkpoints.md): for trusted files only.
 
     >>> import os, tempfile
     >>> import numpy as np
