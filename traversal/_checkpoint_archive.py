@@ -202,12 +202,14 @@ class Archive:
         if len(prefix) + nbytes != info.file_size:
             raise self._damaged(f"member {name!r} is {info.file_size} bytes, but its .npy header says "
                                 f"{len(prefix) + nbytes}")
-        data = npy.read_exactly(stream, nbytes)
-        if stored and self.verify and zlib.crc32(data, zlib.crc32(prefix)) != info.CRC:
+        array = np.empty(shape, dtype, order="F" if fortran else "C")
+        raw = array.reshape(-1, order="A").view(np.uint8)  # the array's own memory, read into in place
+        npy.read_into(stream, raw)
+        if stored and self.verify and zlib.crc32(raw, zlib.crc32(prefix)) != info.CRC:
             raise self._damaged(f"member {name!r} fails its CRC-32 checksum")
         if not stored and stream.read(1):  # zipfile checks the CRC when it reads the last byte
             raise self._damaged(f"member {name!r} holds more than its .npy header says")
-        return data.view(dtype).reshape(shape, order="F" if fortran else "C")
+        return array
 
     def _check(self, name, dtype, shape, entry):
         if entry is None:  # the metadata: JSON bytes

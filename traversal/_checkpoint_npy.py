@@ -3,14 +3,14 @@
 The header is read with a bounded length (numpy's own reader first reads as many bytes as the file says the
 header has, up to 4 GB for format 2.0, and only then compares with its limit), so a crafted length inflates
 nothing.  The caller checks the dtype and shape against the metadata, and the member's size against the
-shape, before :func:`read_exactly` reads a byte of the data: the data read is the size the shape declares.
+shape, before :func:`read_into` reads a byte of the data: the data read is the size the shape declares.
 """
 
 import io
 
 import numpy as np
 
-__all__ = ["NotNpy", "MAGIC", "MAX_HEADER", "header", "read_exactly"]
+__all__ = ["NotNpy", "MAGIC", "MAX_HEADER", "header", "read_into"]
 
 MAGIC = b"\x93NUMPY"
 MAX_HEADER = 10_000  # bytes: numpy's own limit (np.load's max_header_size); save writes ~128
@@ -47,23 +47,25 @@ def header(stream):
     size = int.from_bytes(length, "little")
     if len(length) != _LENGTH_BYTES[version] or size > MAX_HEADER:
         raise ValueError(f"its .npy header says it is {size} bytes long, more than the {MAX_HEADER} allowed")
-    text = read_exactly(stream, size).tobytes()
+    text = stream.read(size)
+    if len(text) != size:
+        raise EOFError(f"the member ends inside its {size}-byte .npy header")
     shape, fortran, dtype = _READERS[version](io.BytesIO(length + text), max_header_size=MAX_HEADER)
     return start + length + text, shape, fortran, dtype
 
 
-def read_exactly(stream, nbytes):
-    """``nbytes`` bytes from ``stream`` as a new uint8 array (read straight into it from a file); raises
+def read_into(stream, buffer):
+    """Fill the writable uint8 array ``buffer`` from ``stream`` (straight into it from a file); raises
     ``EOFError`` if the stream ends first.
 
-    >>> read_exactly(io.BytesIO(b"abc"), 2).tobytes()
+    >>> buffer = np.zeros(2, np.uint8)
+    >>> read_into(io.BytesIO(b"abc"), buffer)
+    >>> buffer.tobytes()
     b'ab'
     """
-    out = np.empty(nbytes, np.uint8)
-    view, done = memoryview(out), 0
-    while done < nbytes:
+    view, done = memoryview(buffer), 0
+    while done < len(buffer):
         got = stream.readinto(view[done:])
         if not got:
-            raise EOFError(f"the member ends after {done} of its {nbytes} bytes")
+            raise EOFError(f"the member ends after {done} of its {len(buffer)} bytes")
         done += got
-    return out
