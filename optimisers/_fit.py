@@ -34,7 +34,8 @@ def misfit(leaf, x):
     rules = leaf.rule.rules if chain else (leaf.rule,)
     states = leaf.state if chain else (leaf.state,)
     if type(states) is not tuple or len(states) != len(rules):
-        return f"its state is not one state per rule of its chain of {len(rules)}"
+        return (f"its state is not a tuple of one state per rule of its chain of {len(rules)}; build the state "
+                "with setup(rule, model)")
     shape = x.shape
     for rule, state in zip(rules, states):
         problem = _hyperparameter_misfit(rule, shape) or _state_misfit(rule, state, shape)

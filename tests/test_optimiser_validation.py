@@ -210,7 +210,7 @@ def test_adjust_at_the_second_position_of_a_tied_layer_matches_torch():
 
 # --- state arrays and array hyperparameters must fit their parameter (issue 36) ----------------------------------
 
-from optimisers import _accel, _tree  # noqa: E402
+from optimisers import Leaf, _accel, _tree  # noqa: E402
 
 
 @pytest.fixture(params=["one walk", "reference"])
@@ -302,3 +302,12 @@ def test_a_0d_state_array_is_allowed_as_a_per_parameter_scalar(walk):
     for _ in range(3):
         state, model = update(state, model, {"w": np.ones((2, 3))})
     assert model["w"].shape == (2, 3) and np.shape(state["w"].state) == ()
+
+
+def test_a_chain_state_that_is_not_one_state_per_rule_is_refused_naming_the_path(walk):
+    """A chain's state is a tuple of one state per rule; anything else raised a bare TypeError from inside."""
+    rule = OptimiserChain(ClipNorm(1.0), Momentum())
+    for state in (None, (None,), np.zeros(2)):
+        with pytest.raises(ValueError, match=r"the state at w does not fit its parameter: its state is not a tuple "
+                                             r"of one state per rule of its chain of 2; build the state with setup"):
+            update({"w": Leaf(rule, state)}, {"w": np.ones(2)}, {"w": np.ones(2)})
