@@ -32,6 +32,7 @@ from traversal import isnumeric, trainable
 from traversal._trainable import is_customised
 
 from . import _fused, _tree
+from ._fit import misfit
 
 _GRADIENTS = (np.ndarray, np.generic, float, int, Traced)
 _FUSED = enabled("optimiser_kernels")  # the rules' plain steps in one pass (optimisers/_fused.py)
@@ -53,7 +54,10 @@ def update_fast(state, model, grads):
     steps = {k: s for k, s in steps.items() if s is not None}
     done = _fused.take(steps) if _FUSED else {}  # the new arrays of the steps a one-pass kernel took
     rest = {k: s for k, s in steps.items() if k not in done} if done else steps
-    _tree._run_rules(rest)
+    try:
+        _tree._run_rules(rest)
+    except _tree.StepShapeError:  # a custom rule's mistake: the reference names the key path
+        return _tree._update(state, model, grads)
     done.update((k, _tree.new_array(rest, s.x)) for k, s in rest.items())
     new_model = _rebuilt(model, model_nodes, done)
     return _rebuilt_state(state, model, state_nodes, steps), new_model
@@ -73,7 +77,7 @@ def _walk(state, model, grads):
             dx = None
         if isnumeric(x):
             if dx is not None:
-                _tree.add_step(steps, x, _leaf(leaf), _gradient(x, dx))
+                _tree.add_step(steps, x, _leaf(leaf, x), _gradient(x, dx))
             continue
         node = node_of(x)
         keys, kids = node.children(x) if node is not None else ((), ())
@@ -114,10 +118,10 @@ def _mirror(node, keys, x):
     return values
 
 
-def _leaf(leaf):
-    if leaf is None or type(leaf) is _tree.Leaf:
+def _leaf(leaf, x):
+    if leaf is None or (type(leaf) is _tree.Leaf and (leaf.frozen or misfit(leaf, x) is None)):
         return leaf
-    raise _Refer
+    raise _Refer  # another object, or a state that does not fit x: the reference names the key path
 
 
 def _gradient(x, dx):

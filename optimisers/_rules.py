@@ -5,6 +5,13 @@ Each matches ``torch.optim`` (or the formula in its docstring) step for step.  R
 arithmetic and numpy functions that autodiff routes for traced values (``np.sqrt``, ``np.sign``,
 ``np.clip``), so one rule steps a plain model and, under a derivative, a traced one (MAML, unrolled
 optimisation): a custom rule written the same way is differentiable too.
+
+``dx`` is the direction to step against: the gradient for a real parameter, and its conjugate for a complex one
+(``update`` conjugates it: ``grad`` gives ``dL/dRe - i dL/dIm``, docs/complex.md, and torch.optim steps along the
+conjugate, its ``.grad``).  So the rules that are linear in ``dx`` step a complex parameter as torch does with no
+code of their own; Adam's second moment and ClipGrad's clamp take the real and imaginary parts apart, as torch's
+Adam does (``view_as_real``).  Every array in a rule's state has its parameter's shape (or is 0-d), and an array
+hyperparameter broadcasts into the parameter's shape: ``update`` checks both (``_fit.py``).
 """
 
 import numbers
@@ -42,6 +49,22 @@ def _example(rule, name):
     return f"{type(rule).__name__}({name}={default!r})" if default is not MISSING else f"a {name} that fits"
 
 
+def _componentwise(f, *zs):
+    """``f(*zs)``; for complex ``zs``, ``f`` of their real parts plus ``1j`` times ``f`` of their imaginary parts.
+
+    A rule that is not linear in the gradient (Adam's second moment, a clamp) treats a complex parameter as the
+    pair of real arrays it is, as torch.optim does (``torch.view_as_real``).
+    """
+    if not any(getattr(z, "dtype", None) is not None and z.dtype.kind == "c" for z in zs):
+        return f(*zs)
+    return f(*(np.real(z) for z in zs)) + 1j * f(*(np.imag(z) for z in zs))
+
+
+def is_array(v):
+    """Whether ``v`` is an array (plain or traced), as opposed to a number."""
+    return isinstance(v, np.ndarray) or type(v) is Traced
+
+
 def is_rule(x):
     """Whether ``x`` is a rule instance: a ``Rule``, or an object with ``init`` and ``apply`` methods."""
     if isinstance(x, type):
@@ -74,6 +97,10 @@ class Rule:
     def __post_init__(self):
         for name, limit in self.limits.items():
             _check_hyperparameter(self, name, getattr(self, name), limit)
+        # the array-valued hyperparameters: update checks each against every parameter it steps (_fit.py), so
+        # they are found once, here, rather than at every step
+        arrays = tuple(f.name for f in fields(self) if is_array(getattr(self, f.name)))
+        object.__setattr__(self, "_array_fields", arrays)
 
     def init(self, x):
         """The per-array state: none, unless a rule keeps some."""
@@ -127,7 +154,8 @@ class Nesterov(Momentum):
 @dataclass(frozen=True)
 class Adam(Rule):
     """Adam with bias correction (torch.optim.Adam). ``lr >= 0``, ``beta1`` and ``beta2`` in ``[0, 1)``,
-    ``eps >= 0`` (0 is allowed, as in torch)."""
+    ``eps >= 0`` (0 is allowed, as in torch).  A complex parameter's second moment and step are taken for its real
+    and imaginary parts apart (``v`` holds ``Re(dx)**2 + 1j * Im(dx)**2``), as torch's Adam views it as real."""
 
     lr: float = 0.001
     beta1: float = 0.9
@@ -142,10 +170,10 @@ class Adam(Rule):
         m, v, t = state
         t += 1
         m = self.beta1 * m + (1 - self.beta1) * dx
-        v = self.beta2 * v + (1 - self.beta2) * dx * dx
+        v = self.beta2 * v + _componentwise(lambda g: (1 - self.beta2) * g * g, dx)
         m_hat = m / (1 - self.beta1 ** t)
         v_hat = v / (1 - self.beta2 ** t)
-        return (m, v, t), self.lr * m_hat / (np.sqrt(v_hat) + self.eps)
+        return (m, v, t), _componentwise(lambda m, v: self.lr * m / (np.sqrt(v) + self.eps), m_hat, v_hat)
 
 
 @dataclass(frozen=True)
@@ -195,13 +223,15 @@ class SignDecay(Rule):
 class ClipGrad(Rule):
     """Clamp each gradient entry to ``[-delta, delta]`` (torch.nn.utils.clip_grad_value_).
 
-    ``delta >= 0``: 0 zeroes the gradient (a well-defined clamp); a negative delta would flip its sign."""
+    ``delta >= 0``: 0 zeroes the gradient (a well-defined clamp); a negative delta would flip its sign.  A complex
+    gradient's real and imaginary parts are clamped apart (torch's clamp refuses complex tensors; this is its clamp
+    of ``view_as_real``, the view its Adam steps)."""
 
     delta: float = 10.0
     limits = {"delta": _NONNEGATIVE}
 
     def apply(self, state, x, dx):
-        return None, np.clip(dx, -self.delta, self.delta)
+        return None, _componentwise(lambda g: np.clip(g, -self.delta, self.delta), dx)
 
 
 @dataclass(frozen=True)
@@ -211,7 +241,8 @@ class ClipNorm(Rule):
     The norm is ``sqrt(total(sumsq of dx))``, so a tied array counts once.
 
     ``omega >= 0``: 0 zeroes the gradients, as torch's formula does for ``max_norm=0``; a negative omega would
-    reverse them."""
+    reverse them.  A NaN anywhere makes every gradient NaN, and an infinite entry zeroes the finite ones, as in
+    torch (a complex entry counts ``|dx|**2``)."""
 
     omega: float = 10.0
     is_global = True
@@ -220,7 +251,8 @@ class ClipNorm(Rule):
     def factor(self, norm):
         if type(norm) is Traced:  # under grad or vmap: no Python branch, which a batched norm cannot take
             return anp.minimum(1.0, self.omega / (norm + 1e-6))
-        return min(1.0, self.omega / (norm + 1e-6))
+        factor = self.omega / (norm + 1e-6)
+        return 1.0 if factor >= 1.0 else factor  # a NaN norm gives a NaN factor, as in torch; min(1.0, nan) is 1.0
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ from traversal import (
     trainable,
 )
 
+from ._fit import misfit
 from ._rules import OptimiserChain, check_rule
 
 
@@ -83,7 +84,10 @@ def update(state, model, grads):
     """One optimiser step: ``(new_state, new_model)``; neither input is modified.
 
     ``grads`` mirrors ``model`` (``None`` = no gradient there), as ``autodiff.grad``
-    gives it; a tree of another structure is refused, naming the key path.  A tied array
+    gives it; a tree of another structure is refused, naming the key path, and so is a gradient,
+    a state array or an array hyperparameter that does not fit its parameter's shape
+    (``optimisers/_fit.py``).  A complex parameter steps as torch.optim steps it, along the
+    conjugate of its gradient (``_rules.py``).  A tied array
     is stepped once, with the sum of the entries at its trainable positions
     (``grad`` puts the whole gradient at the first, design.md section 3).
 
@@ -113,10 +117,10 @@ def _update(state, model, grads):
 
 
 class _Step:
-    __slots__ = ("x", "leaf", "dx", "states")
+    __slots__ = ("x", "leaf", "dx", "states", "path")
 
-    def __init__(self, x, leaf, dx):
-        self.x, self.leaf, self.dx = x, leaf, dx
+    def __init__(self, x, leaf, dx, path):
+        self.x, self.leaf, self.dx, self.path = x, leaf, dx, path  # path: None in the accelerated walk
         self.states = list(leaf.state) if isinstance(leaf.rule, OptimiserChain) else [leaf.state]
 
 
@@ -154,16 +158,25 @@ def _add_step(steps, path, x, leaf, dx):
             raise _swapped()
         raise TypeError(f"optimisers.update: the state has a {type(leaf).__name__} at {_where(path)}, where "
                         "the model has a parameter; build the state with setup(rule, model)")
-    add_step(steps, x, leaf, _checked(path, x, dx))
+    problem = None if leaf is None or leaf.frozen else misfit(leaf, x)
+    if problem:
+        raise ValueError(f"optimisers.update: the state at {_where(path)} does not fit its parameter: {problem}")
+    add_step(steps, x, leaf, _checked(path, x, dx), path)
 
 
-def add_step(steps, x, leaf, dx):
-    """Enter the checked gradient ``dx`` of the array ``x`` (``None`` for a step not taken: no state, frozen)."""
+def add_step(steps, x, leaf, dx, path=None):
+    """Enter the checked gradient ``dx`` of the array ``x`` (``None`` for a step not taken: no state, frozen).
+
+    A complex parameter steps along the conjugate of its gradient: ``grad`` gives ``dL/dRe - i dL/dIm``
+    (docs/complex.md), whose conjugate is the direction of steepest ascent, the ``.grad`` torch.optim steps along.
+    """
+    if dx.dtype.kind == "c":
+        dx = np.conj(dx)
     if id(x) in steps:  # another position of a tie: its entries add up; the first position's Leaf rules
         if steps[id(x)] is not None:
             steps[id(x)].dx = steps[id(x)].dx + dx
     else:
-        steps[id(x)] = _Step(x, leaf, dx) if leaf is not None and not leaf.frozen else None
+        steps[id(x)] = _Step(x, leaf, dx, path) if leaf is not None and not leaf.frozen else None
 
 
 def _checked(path, x, dx):
@@ -239,7 +252,22 @@ def _run_rules(steps):
             continue
         for s, rule in stage:
             state, dx = rule.apply(s.states[k], s.x, s.dx)
-            s.states[k], s.dx = _state_as_arrays(state), _as_array(dx, s.x.dtype)
+            s.states[k], s.dx = _state_as_arrays(state), _step_of(rule, s, dx)
+
+
+class StepShapeError(ValueError):
+    """A rule's ``apply`` returned a step of another shape than its parameter's (a custom rule's mistake)."""
+
+
+def _step_of(rule, s, dx):
+    """``dx`` as an array of the parameter's dtype, refused unless of its shape: ``x - dx`` would broadcast."""
+    dx = _as_array(dx, s.x.dtype)
+    if dx.shape != s.x.shape:
+        where = "a parameter" if s.path is None else f"the parameter at {_where(s.path)}"
+        raise StepShapeError(f"optimisers.update: {type(rule).__name__}.apply returned a step of shape {dx.shape} "
+                             f"for {where} of shape {s.x.shape}; a rule's step must have its parameter's shape "
+                             "(check the rule's apply, and that its state and hyperparameters fit)")
+    return dx
 
 
 def _rules(rule):

@@ -285,7 +285,7 @@ _DAMAGE = {  # what a damaged __checkpoint__ member holds -> what the error must
     "unknown type": ({"entries": {"w": _W, "s": {"kind": "value", "type": "module", "value": 1}}},
                      "entry 's'.*KeyError: 'module'"),
     "float hello": ({"entries": {"w": _W, "s": {"kind": "value", "type": "float", "value": "hello"}}},
-                    "entry 's'.*ValueError: could not convert"),
+                    "entry 's'.*TypeError: its float value is the JSON str 'hello'"),
     "entry not a dict": ({"entries": {"w": _W, "s": 5}}, "entry 's', 5, .*TypeError"),
     "shape not ints": ({"entries": {"w": {**_W, "shape": ["2"]}}}, "entry 'w'.*not a list of ints"),
 }

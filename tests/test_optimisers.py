@@ -246,6 +246,26 @@ def test_clip_norm_under_vmap_clips_each_example_like_torch():
             np.testing.assert_allclose(stepped[k][i], p.detach().numpy(), rtol=1e-10)
 
 
+@pytest.mark.filterwarnings("ignore:invalid value encountered in multiply:RuntimeWarning")  # inf * 0, as torch
+@pytest.mark.parametrize("bad", [np.nan, np.inf, -np.inf], ids=["nan", "inf", "-inf"])
+def test_clip_norm_with_a_non_finite_gradient_clips_as_torch_does(bad):
+    """One NaN entry makes the global norm NaN: torch's factor is NaN and every gradient turns NaN, where
+    ``min(1.0, omega / nan)`` was 1.0 and let the others through unclipped.  An infinite entry makes the factor
+    0 (the others zeroed, the infinite one NaN), as in torch."""
+    model = {k: v.copy() for k, v in START.items()}
+    grads = {"w": GRADS[0]["w"].copy(), "b": GRADS[0]["b"].copy()}
+    grads["b"][1] = bad
+    stepped = update(setup(OptimiserChain(ClipNorm(1.0), Descent(0.1)), model), model, grads)[1]
+    params = {k: torch.tensor(v.copy(), requires_grad=True) for k, v in START.items()}
+    for k, p in params.items():
+        p.grad = torch.tensor(grads[k])
+    torch.nn.utils.clip_grad_norm_(list(params.values()), 1.0)
+    torch.optim.SGD(list(params.values()), lr=0.1).step()
+    for k, p in params.items():
+        np.testing.assert_allclose(stepped[k], p.detach().numpy(), rtol=1e-12, equal_nan=True, err_msg=k)
+    assert np.isnan(stepped["w"]).all() == (bad != bad)  # NaN: every entry of every parameter
+
+
 # --- gradients that do not mirror the model, and other misuse ----------------------------------------------------
 
 DENSE_GRAD = autodiff.grad(lambda d: anp.sum(d(np.ones((1, 2)))))(MLP([2, 3], dtype=np.float64).layers[0])

@@ -50,7 +50,11 @@ def save(path, tree):
     Each distinct array is stored once under the key path of its first occurrence; later
     occurrences are recorded as ties.  Plain values (bool, int, float, complex, str, None) are
     written; other leaves (functions, say) are only named, and ``load`` takes them from ``like``.
-    The file is written beside ``path`` and moved into place, so a crash never leaves half a file.
+    The file is written to a temporary file of its own beside ``path`` and renamed into place, so a
+    crash never leaves half a file and two saves to one path leave one of them, whole.  Refused, with
+    :class:`CheckpointError` naming the key path and nothing written: an ndarray subclass (a masked
+    array's mask would be lost), an object array, a traced leaf, and a key path that could not be a
+    zip member's name (a NUL character, more than 65,531 bytes).
 
     >>> import os, tempfile
     >>> import numpy as np
@@ -63,11 +67,37 @@ def save(path, tree):
     found = entries(tree)
     if META in found:
         raise CheckpointError(f"save: the key path {META!r} is reserved for the checkpoint's metadata; rename it")
+    for name in found:
+        _check_name(name)
     stored = [(name, leaf) for name, (_, e, leaf) in found.items() if e["kind"] in STORED]
     write(os.fspath(path), {name: e for name, (_, e, _) in found.items()}, stored)
 
 
-def load(path, like, strict=True):
+_MAX_NAME = 0xFFFF - len(".npy")  # bytes: a zip member's name has a 16-bit length
+
+
+def _name_problem(name):
+    """Why the key path ``name`` could not be a zip member's name that loads back as itself, or ``None``."""
+    if "\0" in name:
+        return "holds a NUL character, where zipfile ends a member's name (it would load back as another key)"
+    try:
+        size = len(name.encode("utf-8"))
+    except UnicodeEncodeError:
+        return "is not valid Unicode text (it holds a lone surrogate), which a member's name must be"
+    if size > _MAX_NAME:
+        return f"is {size} bytes long in UTF-8; a zip member's name holds at most {_MAX_NAME}"
+    return None
+
+
+def _check_name(name):
+    problem = _name_problem(name)
+    if problem is not None:
+        shown = repr(name[:80]) + ("..." if len(name) > 80 else "")
+        raise CheckpointError(f"save: the key path {shown} {problem}; nothing was written: rename the key (a dict "
+                              "key, a field), or save a dict that maps shorter, plain names to the leaves")
+
+
+def load(path, like, strict=True, verify=True):
     """The tree saved at ``path``, rebuilt in the structure of ``like`` (a model of the same architecture).
 
     Arrays, numpy scalars and plain values come from the file; opaque leaves (functions) from
@@ -76,6 +106,11 @@ def load(path, like, strict=True):
     has and ``like`` lacks (or the reverse) raises :class:`CheckpointError` naming each key path
     and both sides, and nothing is loaded.  With ``strict=False`` missing keys keep ``like``'s leaf,
     extra keys are ignored, and a :class:`CheckpointWarning` lists both.  Never unpickles.
+
+    A damaged or crafted file raises :class:`CheckpointError` (the original exception chained), never
+    another exception and never other numbers: every member's header is checked before its data is
+    read, and its CRC-32 verified.  ``verify=False`` skips the checksum of stored members, which costs
+    about half of a load's time (docs/checkpoints.md): for trusted files only.
 
     >>> import os, tempfile
     >>> import numpy as np
@@ -87,9 +122,9 @@ def load(path, like, strict=True):
     >>> out["a"], out["a"] is out["b"], out["lr"]
     (array([1., 2.]), True, 0.1)
     """
-    with Archive(path) as archive:
+    with Archive(path, verify) as archive:
         found = archive.entries
-        wanted = entries(like)
+        wanted = entries(like, "load")
         missing, extra = _compare(found, wanted, strict, path)
         arrays = {name: archive.read(name, found[name]) for name in wanted
                   if name in found and found[name]["kind"] in STORED}

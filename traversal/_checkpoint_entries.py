@@ -100,11 +100,22 @@ def encode_value(x):
 
 _DECODE = {"bool": bool, "int": int, "float": float, "str": str, "none": lambda v: None,
            "complex": lambda v: complex(*v)}
+_JSON = {"bool": bool, "int": int, "float": float, "str": str, "none": type(None), "complex": list}  # as written
 
 
 def decode_value(entry):
     """The plain value an ``encode_value`` entry holds."""
     return _DECODE[entry["type"]](entry["value"])
+
+
+def _check_value(entry):
+    """Refuse a value whose JSON type is not the one ``encode_value`` writes for its tag (an "int" 1.5 would
+    load as 1; a "complex" needs two floats)."""
+    value, written = entry["value"], _JSON[entry["type"]]
+    if type(value) is not written:
+        raise TypeError(f"its {entry['type']} value is the JSON {type(value).__name__} {value!r:.60}")
+    if written is list and (len(value) != 2 or any(type(v) is not float for v in value)):
+        raise TypeError(f"its complex value {value!r:.60} is not two floats")
 
 
 def _object_type(x):
@@ -115,11 +126,30 @@ def _object_type(x):
     return f"{type(x).__module__}.{type(x).__qualname__} instance"
 
 
-def _entry(path, x, first):
+_SUBCLASS_FIX = {  # what to save instead of an ndarray subclass, whose extra state a plain array would drop
+    np.ma.MaskedArray: "save its data and its mask as two leaves, np.ma.getdata(x) and np.ma.getmaskarray(x), "
+                       "and rebuild it with np.ma.array(data, mask=mask) after load",
+    np.matrix: "save np.asarray(x) and call np.asmatrix on it after load (or keep the plain array)",
+}
+
+
+def _subclass_fix(x, who):
+    if who == "load":
+        return "pass a like that holds plain arrays where the model was saved with them (np.asarray(x))"
+    kind = next((cls for cls in _SUBCLASS_FIX if isinstance(x, cls)), None)
+    return _SUBCLASS_FIX.get(kind, "save np.asarray(x), a plain array, and whatever else the subclass holds as "
+                                   "leaves of their own")
+
+
+def _entry(path, x, first, who):
     """The entry for leaf ``x`` at ``path``; ``first`` maps id(array) to the path string that stored it."""
     if isinstance(x, np.ndarray):
+        if type(x) is not np.ndarray:
+            raise CheckpointError(f"{who}: the array at {path} is a {type(x).__module__}.{type(x).__qualname__}, "
+                                  "a subclass of ndarray, which a checkpoint would store and load as a plain "
+                                  f"ndarray (losing a mask, a matrix's type); {_subclass_fix(x, who)}")
         if x.dtype.hasobject:
-            raise CheckpointError(f"save: the array at {path} has dtype object, which only pickle can store "
+            raise CheckpointError(f"{who}: the array at {path} has dtype object, which only pickle can store "
                                   "(and pickle can run code on load); convert it to a numeric array")
         kind = {"kind": "array"} if id(x) not in first else {"kind": "tie", "to": first[id(x)]}
         return {**kind, "dtype": str(x.dtype), "shape": list(x.shape)}
@@ -128,13 +158,14 @@ def _entry(path, x, first):
     if isinstance(x, np.generic):
         return {"kind": "scalar", "dtype": str(x.dtype), "shape": []}
     if isinstance(x, Traced):
-        raise CheckpointError(f"save: the leaf at {path} is a traced value (inside grad); save the model "
+        raise CheckpointError(f"{who}: the leaf at {path} is a traced value (inside grad); save the model "
                               "outside the differentiated function")
     return {"kind": "object", "type": _object_type(x)}
 
 
-def entries(tree):
-    """``{path string: (KeyPath, entry, leaf)}`` for every leaf position of ``tree``, in traversal order.
+def entries(tree, who="save"):
+    """``{path string: (KeyPath, entry, leaf)}`` for every leaf position of ``tree``, in traversal order;
+    ``who`` (``save`` or ``load``) names the caller in errors.
 
     Every position is visited (no identity cache), so each occurrence of a tied array is seen;
     the first stores it, the later ones are ties to it.
@@ -150,7 +181,7 @@ def entries(tree):
         if name in out:
             raise CheckpointError(f"checkpoint: the key paths {out[name][0]!r} and {path!r} are both written "
                                   f"{name!r}; rename a dict key so that each position has its own name")
-        out[name] = (path, _entry(path, x, first), x)
+        out[name] = (path, _entry(path, x, first, who), x)
         if isinstance(x, np.ndarray):
             first.setdefault(id(x), name)
 
@@ -191,7 +222,10 @@ def check_entry(entry):
     for field, kind in _FIELDS[entry["kind"]].items():
         if not isinstance(entry[field], kind):
             raise TypeError(f"its {field!r} is a {type(entry[field]).__name__}, not a {kind.__name__}")
-    if not all(type(n) is int for n in entry.get("shape", [])):
-        raise TypeError(f"its shape {entry['shape']} is not a list of ints")
+    shape = entry.get("shape", [])
+    if not all(type(n) is int and n >= 0 for n in shape):
+        raise TypeError(f"its shape {shape!r:.100} is not a list of ints >= 0")
+    if entry["kind"] == "scalar" and shape:
+        raise ValueError(f"a numpy scalar has shape [], not {shape!r:.100}")
     if entry["kind"] == "value":
-        decode_value(entry)
+        _check_value(entry)
