@@ -117,7 +117,7 @@ def fft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     >>> bool(np.allclose(fft2(x), np.fft.fft2(x)))
     True
     """
-    return fftn(a, s, axes, norm, out)
+    return fftn(as_input(a, out, "fft2"), s, axes, norm)
 
 
 def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None):
@@ -128,7 +128,7 @@ def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     >>> bool(np.allclose(ifft2(fft2(x)), x))
     True
     """
-    return ifftn(a, s, axes, norm, out)
+    return ifftn(as_input(a, out, "ifft2"), s, axes, norm)
 
 
 def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
@@ -138,7 +138,7 @@ def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     >>> rfft2(np.ones((2, 4))).shape
     (2, 3)
     """
-    return rfftn(a, s, axes, norm, out)
+    return rfftn(as_input(a, out, "rfft2"), s, axes, norm)
 
 
 def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
@@ -149,4 +149,4 @@ def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     >>> bool(np.allclose(irfft2(rfft2(x)), x))
     True
     """
-    return irfftn(a, s, axes, norm, out)
+    return irfftn(as_input(a, out, "irfft2"), s, axes, norm)
