@@ -16,7 +16,6 @@ import numpy as np
 import pytest
 from oracle import needs_torch, torch
 
-import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, gradcheck, hvp, jvp, vjp, vmap
 from autodiff.extend import BatchingWarning
@@ -189,12 +188,14 @@ TORCH_CASES = [c for c in CASES if _distinct_axes(c)]
 def test_gradient_of_a_real_loss_matches_torch(case):
     x = case.input()
     xt = torch.tensor(x, requires_grad=True)
-    np.testing.assert_allclose(case.ours(x), _torch_call(case, xt).detach().resolve_conj().numpy(), rtol=1e-10, atol=1e-12)
+    expected = _torch_call(case, xt).detach().resolve_conj().numpy()
+    np.testing.assert_allclose(case.ours(x), expected, rtol=1e-10, atol=1e-12)
     lt = _loss(case, torch)(xt)
     lt.backward()
     ours = grad(_loss(case))(x)
     assert ours.dtype == x.dtype
-    np.testing.assert_allclose(ours, np.conj(xt.grad.resolve_conj().numpy()), rtol=1e-10, atol=1e-10)  # conj: docs/complex.md
+    torch_grad = xt.grad.resolve_conj().numpy()
+    np.testing.assert_allclose(ours, np.conj(torch_grad), rtol=1e-10, atol=1e-10)  # conj: docs/complex.md
 
 
 # --- vmap --------------------------------------------------------------------------------------------------------
@@ -250,7 +251,8 @@ def test_fftfreq_and_rfftfreq_are_numpys_constants():
     assert gradcheck(penalty, x, order=2)
     if torch is not None:
         xt = torch.tensor(x, requires_grad=True)
-        torch.sum(torch.abs(2j * np.pi * torch.fft.rfftfreq(8, dtype=torch.float64) * torch.fft.rfft(xt)) ** 2).backward()
+        k = torch.fft.rfftfreq(8, dtype=torch.float64)
+        torch.sum(torch.abs(2j * np.pi * k * torch.fft.rfft(xt)) ** 2).backward()
         np.testing.assert_allclose(grad(penalty)(x), xt.grad.numpy(), rtol=1e-10)
 
 
@@ -284,6 +286,9 @@ def test_bad_arguments_get_numpys_errors_or_clear_ones():
         grad(lambda z: anp.sum(anp.abs(anp.fft.rfft(z))))(x + 1j)
     with pytest.raises(ValueError, match=r"autodiff\.numpy\.fft\.fftn: s has 1 sizes but axes has 2 axes"):
         anp.fft.fftn(x, s=(3,), axes=(0, 1))
+    with pytest.raises(TypeError, match=r"autodiff\.numpy\.fft\.rfft2: axes must be a sequence .* write axes=\(0,\)"):
+        anp.fft.rfft2(x, axes=0)  # numpy's: 'int' object is not iterable
+    np.testing.assert_array_equal(anp.fft.fftn(x, s=[4], axes=np.array([1])), np.fft.fftn(x, s=[4], axes=np.array([1])))
     with pytest.raises(ValueError, match="Invalid number of FFT data points"):
         anp.fft.fft(x, n=0)
 

@@ -8,6 +8,7 @@ numpy.  ``s`` and ``axes`` are read as numpy 2 reads them, its deprecations incl
 
 import warnings
 
+import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from .._broadcast import shape_of
@@ -17,10 +18,14 @@ from ._one_axis import as_input, fft, ifft, irfft, rfft
 def _plan(a, s, axes, name, inverse_real=False):
     """numpy's ``(n, axis)`` steps for ``s`` and ``axes`` (``n`` ``None`` keeps the one-axis default)."""
     shape = shape_of(a)
+    for what, given in (("s", s), ("axes", axes)):
+        if given is not None and np.ndim(given) == 0:
+            raise TypeError(f"autodiff.numpy.fft.{name}: {what} must be a sequence with one entry per axis, got "
+                            f"{given!r}; write {what}=({given!r},)")
     if s is not None and axes is None:
         warnings.warn(f"autodiff.numpy.fft.{name}: `axes` should not be None when `s` is given (deprecated in "
                       "NumPy 2.0, where s then applies to the last len(s) axes); pass axes too", DeprecationWarning,
-                      stacklevel=3)
+                      stacklevel=4)
     count = len(shape) if s is None else len(s)
     axes = list(range(len(shape) - count, len(shape))) if axes is None else [int(ax) for ax in axes]
     axes = [normalize_axis_index(ax, len(shape)) for ax in axes]
@@ -32,7 +37,7 @@ def _plan(a, s, axes, name, inverse_real=False):
         sizes[-1] = 2 * (shape[axes[-1]] - 1)
     if None in sizes:
         warnings.warn(f"autodiff.numpy.fft.{name}: None in `s` is deprecated in NumPy 2.0; give the size (or -1 "
-                      "for the whole axis)", DeprecationWarning, stacklevel=3)
+                      "for the whole axis)", DeprecationWarning, stacklevel=4)
     return [(shape[ax] if n == -1 else n, ax) for n, ax in zip(sizes, axes)]
 
 
@@ -40,6 +45,35 @@ def _last_axis(steps, name):
     if not steps:
         raise ValueError(f"autodiff.numpy.fft.{name}: a real transform needs at least one axis")
     return steps[-1]
+
+
+def _complex(transform, a, s, axes, norm, out, name):
+    """``transform`` (``fft`` or ``ifft``) along each planned axis, the last first, as numpy runs them."""
+    a = as_input(a, out, name)
+    for n, axis in reversed(_plan(a, s, axes, name)):
+        a = transform(a, n, axis, norm)
+    return a
+
+
+def _real(a, s, axes, norm, out, name):
+    """``rfft`` along the last planned axis, then ``fft`` along the others from the last to the first."""
+    a = as_input(a, out, name)
+    steps = _plan(a, s, axes, name)
+    n, axis = _last_axis(steps, name)
+    a = rfft(a, n, axis, norm)
+    for n, axis in reversed(steps[:-1]):
+        a = fft(a, n, axis, norm)
+    return a
+
+
+def _inverse_real(a, s, axes, norm, out, name):
+    """``ifft`` along all but the last planned axis, then ``irfft`` along it."""
+    a = as_input(a, out, name)
+    steps = _plan(a, s, axes, name, inverse_real=True)
+    last = _last_axis(steps, name)
+    for n, axis in steps[:-1]:
+        a = ifft(a, n, axis, norm)
+    return irfft(a, last[0], last[1], norm)
 
 
 def fftn(a, s=None, axes=None, norm=None, out=None):
@@ -54,10 +88,7 @@ def fftn(a, s=None, axes=None, norm=None, out=None):
     array([[1., 1., 1.],
            [1., 1., 1.]])
     """
-    a = as_input(a, out, "fftn")
-    for n, axis in reversed(_plan(a, s, axes, "fftn")):
-        a = fft(a, n, axis, norm)
-    return a
+    return _complex(fft, a, s, axes, norm, out, "fftn")
 
 
 def ifftn(a, s=None, axes=None, norm=None, out=None):
@@ -68,10 +99,7 @@ def ifftn(a, s=None, axes=None, norm=None, out=None):
     >>> bool(np.allclose(ifftn(fftn(x)), x))
     True
     """
-    a = as_input(a, out, "ifftn")
-    for n, axis in reversed(_plan(a, s, axes, "ifftn")):
-        a = ifft(a, n, axis, norm)
-    return a
+    return _complex(ifft, a, s, axes, norm, out, "ifftn")
 
 
 def rfftn(a, s=None, axes=None, norm=None, out=None):
@@ -82,13 +110,7 @@ def rfftn(a, s=None, axes=None, norm=None, out=None):
     >>> rfftn(x).shape
     (2, 2)
     """
-    a = as_input(a, out, "rfftn")
-    steps = _plan(a, s, axes, "rfftn")
-    n, axis = _last_axis(steps, "rfftn")
-    a = rfft(a, n, axis, norm)
-    for n, axis in reversed(steps[:-1]):
-        a = fft(a, n, axis, norm)
-    return a
+    return _real(a, s, axes, norm, out, "rfftn")
 
 
 def irfftn(a, s=None, axes=None, norm=None, out=None):
@@ -101,12 +123,7 @@ def irfftn(a, s=None, axes=None, norm=None, out=None):
     >>> bool(np.allclose(irfftn(rfftn(x), s=x.shape, axes=(0, 1)), x))
     True
     """
-    a = as_input(a, out, "irfftn")
-    steps = _plan(a, s, axes, "irfftn", inverse_real=True)
-    last = _last_axis(steps, "irfftn")
-    for n, axis in steps[:-1]:
-        a = ifft(a, n, axis, norm)
-    return irfft(a, last[0], last[1], norm)
+    return _inverse_real(a, s, axes, norm, out, "irfftn")
 
 
 def fft2(a, s=None, axes=(-2, -1), norm=None, out=None):
@@ -117,7 +134,7 @@ def fft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     >>> bool(np.allclose(fft2(x), np.fft.fft2(x)))
     True
     """
-    return fftn(as_input(a, out, "fft2"), s, axes, norm)
+    return _complex(fft, a, s, axes, norm, out, "fft2")
 
 
 def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None):
@@ -128,7 +145,7 @@ def ifft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     >>> bool(np.allclose(ifft2(fft2(x)), x))
     True
     """
-    return ifftn(as_input(a, out, "ifft2"), s, axes, norm)
+    return _complex(ifft, a, s, axes, norm, out, "ifft2")
 
 
 def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
@@ -138,7 +155,7 @@ def rfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     >>> rfft2(np.ones((2, 4))).shape
     (2, 3)
     """
-    return rfftn(as_input(a, out, "rfft2"), s, axes, norm)
+    return _real(a, s, axes, norm, out, "rfft2")
 
 
 def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
@@ -149,4 +166,4 @@ def irfft2(a, s=None, axes=(-2, -1), norm=None, out=None):
     >>> bool(np.allclose(irfft2(rfft2(x)), x))
     True
     """
-    return irfftn(as_input(a, out, "irfft2"), s, axes, norm)
+    return _inverse_real(a, s, axes, norm, out, "irfft2")

@@ -43,7 +43,7 @@ def swapped(norm, name):
     return _SWAPPED[norm]
 
 
-def resized(g, size, axis):
+def _resized(g, size, axis):
     """``g`` truncated or zero-padded to ``size`` points along ``axis`` (the transpose of numpy's resize)."""
     shape = shape_of(g)
     if shape[axis] > size:
@@ -77,7 +77,7 @@ fft_p = primitive(_fft_value, "fft")
 
 
 def _fft_vjp(g, ans, x, n, axis, norm):
-    return _like(resized(fft_p(g, n=n, axis=axis, norm=norm), shape_of(x)[axis], axis), x)
+    return _like(_resized(fft_p(g, n=n, axis=axis, norm=norm), shape_of(x)[axis], axis), x)
 
 
 defvjp(fft_p, _fft_vjp)
@@ -93,7 +93,7 @@ ifft_p = primitive(_ifft_value, "ifft")
 
 
 def _ifft_vjp(g, ans, x, n, axis, norm):
-    return _like(resized(ifft_p(g, n=n, axis=axis, norm=norm), shape_of(x)[axis], axis), x)
+    return _like(_resized(ifft_p(g, n=n, axis=axis, norm=norm), shape_of(x)[axis], axis), x)
 
 
 defvjp(ifft_p, _ifft_vjp)
@@ -111,7 +111,7 @@ rfft_p = primitive(_rfft_value, "rfft")
 def _rfft_vjp(g, ans, x, n, axis, norm):
     halved = multiply(conj(g), _edge_weights(g, n, axis, 0.5))
     back = irfft_p(halved, n=n, axis=axis, norm=swapped(norm, "rfft"))
-    return _like(resized(back, shape_of(x)[axis], axis), x)
+    return _like(_resized(back, shape_of(x)[axis], axis), x)
 
 
 defvjp(rfft_p, _rfft_vjp)
@@ -129,7 +129,7 @@ irfft_p = primitive(_irfft_value, "irfft")
 def _irfft_vjp(g, ans, x, n, axis, norm):
     spectrum = conj(rfft_p(g, n=n, axis=axis, norm=swapped(norm, "irfft")))
     doubled = multiply(spectrum, _edge_weights(spectrum, n, axis, 2.0))
-    return _like(resized(doubled, shape_of(x)[axis], axis), x)
+    return _like(_resized(doubled, shape_of(x)[axis], axis), x)
 
 
 defvjp(irfft_p, _irfft_vjp)
