@@ -299,6 +299,10 @@ def test_s_without_axes_warns_as_numpy_and_computes_the_same():
         expected = np.fft.fftn(x, s=(3, 6))
     with pytest.warns(DeprecationWarning, match=r"autodiff\.numpy\.fft\.fftn: `axes` should not be None"):
         np.testing.assert_array_equal(anp.fft.fftn(x, s=(3, 6)), expected)
+    with pytest.warns(DeprecationWarning, match="None"):  # a None size: the one-axis default (irfft's 2 (m - 1))
+        expected = np.fft.irfftn(x, s=(None, None), axes=(0, 2))
+    with pytest.warns(DeprecationWarning, match=r"autodiff\.numpy\.fft\.irfftn: None in `s` is deprecated"):
+        np.testing.assert_array_equal(anp.fft.irfftn(x, s=(None, None), axes=(0, 2)), expected)
 
 
 def test_grad_of_a_complex_input_is_the_convention():

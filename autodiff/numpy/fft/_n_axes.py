@@ -18,14 +18,7 @@ from ._one_axis import as_input, fft, ifft, irfft, rfft
 def _plan(a, s, axes, name, inverse_real=False):
     """numpy's ``(n, axis)`` steps for ``s`` and ``axes`` (``n`` ``None`` keeps the one-axis default)."""
     shape = shape_of(a)
-    for what, given in (("s", s), ("axes", axes)):
-        if given is not None and np.ndim(given) == 0:
-            raise TypeError(f"autodiff.numpy.fft.{name}: {what} must be a sequence with one entry per axis, got "
-                            f"{given!r}; write {what}=({given!r},)")
-    if s is not None and axes is None:
-        warnings.warn(f"autodiff.numpy.fft.{name}: `axes` should not be None when `s` is given (deprecated in "
-                      "NumPy 2.0, where s then applies to the last len(s) axes); pass axes too", DeprecationWarning,
-                      stacklevel=4)
+    _check_given(s, axes, name)
     count = len(shape) if s is None else len(s)
     axes = list(range(len(shape) - count, len(shape))) if axes is None else [int(ax) for ax in axes]
     axes = [normalize_axis_index(ax, len(shape)) for ax in axes]
@@ -34,11 +27,24 @@ def _plan(a, s, axes, name, inverse_real=False):
         raise ValueError(f"autodiff.numpy.fft.{name}: s has {len(sizes)} sizes but axes has {len(axes)} axes; "
                          "give one size per axis")
     if inverse_real and s is None and axes:
-        sizes[-1] = 2 * (shape[axes[-1]] - 1)
-    if None in sizes:
-        warnings.warn(f"autodiff.numpy.fft.{name}: None in `s` is deprecated in NumPy 2.0; give the size (or -1 "
-                      "for the whole axis)", DeprecationWarning, stacklevel=4)
+        sizes[-1] = 2 * (shape[axes[-1]] - 1)  # the real signal of a half spectrum, as irfft's default n
     return [(shape[ax] if n == -1 else n, ax) for n, ax in zip(sizes, axes)]
+
+
+def _check_given(s, axes, name):
+    """Refuse a bare number for ``s`` or ``axes``; warn where numpy 2 deprecates (``s`` without ``axes``, ``None``
+    sizes), with numpy's meaning kept."""
+    for what, given in (("s", s), ("axes", axes)):
+        if given is not None and np.ndim(given) == 0:
+            raise TypeError(f"autodiff.numpy.fft.{name}: {what} must be a sequence with one entry per axis, got "
+                            f"{given!r}; write {what}=({given!r},)")
+    if s is not None and axes is None:
+        warnings.warn(f"autodiff.numpy.fft.{name}: `axes` should not be None when `s` is given (deprecated in "
+                      "NumPy 2.0, where s then applies to the last len(s) axes); pass axes too", DeprecationWarning,
+                      stacklevel=5)
+    if s is not None and any(n is None for n in s):
+        warnings.warn(f"autodiff.numpy.fft.{name}: None in `s` is deprecated in NumPy 2.0; give the size (or -1 "
+                      "for the whole axis)", DeprecationWarning, stacklevel=5)
 
 
 def _last_axis(steps, name):
