@@ -14,7 +14,7 @@ array([0., 0., 0.])
 import numpy as np
 
 from .. import _ops
-from . import _batch_named, _indexing, _interop, _methods, linalg  # noqa: F401  (_batch_named registers rules)
+from . import _batch_named, _indexing, _interop, _methods, fft, linalg  # noqa: F401  (_batch_named registers rules)
 from ._angles import angle, deg2rad, degrees, rad2deg, radians
 from ._binary import arctan2, clip, fmax, fmin, hypot, logaddexp, maximum, minimum
 from ._broadcast import broadcast_to, cast
