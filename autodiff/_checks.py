@@ -16,10 +16,11 @@ from ._traced import value_of
 from ._trees import leaves
 
 
-def check_scalar_output(value, name="grad", has_aux=False):
+def check_scalar_output(value, name="grad", has_aux=False, holomorphic=False):
     """Refuse a ``grad`` output that is not a real scalar (under ``vmap``, one example's shape is read).
 
-    ``name`` is the transform's, for the message; ``has_aux`` says whether ``value`` is the first of a pair.
+    ``name`` is the transform's, for the message; ``has_aux`` says whether ``value`` is the first of a pair;
+    ``holomorphic`` asks for a complex scalar instead (a holomorphic function maps complex to complex).
 
     >>> check_scalar_output(np.ones(3))
     Traceback (most recent call last):
@@ -41,7 +42,9 @@ def check_scalar_output(value, name="grad", has_aux=False):
             f"{describe(plain, example_shape(value))}. Reduce it to a scalar (e.g. `.sum()`), or use "
             "autodiff.jacobian / autodiff.vjp for non-scalar outputs"
         )
-    if type(plain) is not float and _dtype(plain).kind == "c":
+    if holomorphic:
+        refuse_real_output(name, "the output", plain)
+    elif type(plain) is not float and _dtype(plain).kind == "c":
         raise TypeError(
             f"{name}: the function returned a complex scalar; {name} needs a real one. "
             "Take `.real` or abs(...) of it, or use autodiff.vjp with a complex cotangent"
@@ -58,9 +61,10 @@ def refuse_sequence_output(value, name, has_aux=False):
         )
 
 
-def scalar_valued(f, has_aux, name):
-    """``f``, checked to return a real scalar (the first of its ``(out, aux)`` pair with ``has_aux``); a bad
-    return raises naming the transform ``name`` (``grad`` inside it would name itself).
+def scalar_valued(f, has_aux, name, holomorphic=False):
+    """``f``, checked to return a real scalar (the first of its ``(out, aux)`` pair with ``has_aux``; a complex
+    one with ``holomorphic``); a bad return raises naming the transform ``name`` (``grad`` inside it would name
+    itself).
 
     >>> scalar_valued(lambda x: (x, 1), False, "hessian")(2.0)
     Traceback (most recent call last):
@@ -71,7 +75,7 @@ def scalar_valued(f, has_aux, name):
 
     def f_scalar(*args, **kwargs):
         result = f(*args, **kwargs)
-        check_scalar_output(result[0] if has_aux else result, name, has_aux)
+        check_scalar_output(result[0] if has_aux else result, name, has_aux, holomorphic)
         return result
 
     return f_scalar
@@ -156,6 +160,46 @@ def refuse_complex_inputs(name, paths_and_leaves, instead):
                 "input the derivative of a non-holomorphic f is not a complex matrix, and the imaginary "
                 f"directions would be lost. {instead}"
             )
+
+
+def refuse_real_inputs(name, paths_and_leaves):
+    """Refuse a real leaf where ``name(..., holomorphic=True)`` needs complex inputs, as JAX does: the complex
+    derivative ``f'(z)`` is defined at complex points only.
+
+    >>> refuse_real_inputs("jacfwd", [((0,), np.ones(2))])
+    Traceback (most recent call last):
+    ...
+    TypeError: jacfwd(..., holomorphic=True): arg 0 has dtype float64, but a holomorphic derivative needs complex
+    inputs; pass it as complex (x.astype(complex), or x + 0j), or drop holomorphic=True for a real function
+    """
+    for path, leaf in paths_and_leaves:
+        dtype = np.result_type(value_of(leaf))
+        if dtype.kind != "c":
+            raise TypeError(
+                f"{name}(..., holomorphic=True): {format_path(path)} has dtype {dtype}, but a holomorphic "
+                "derivative needs complex inputs; pass it as complex (x.astype(complex), or x + 0j), or drop "
+                "holomorphic=True for a real function"
+            )
+
+
+def refuse_real_output(name, where, value):
+    """Refuse the real output leaf ``value`` (``where`` names it) of ``name(..., holomorphic=True)``: a
+    holomorphic function maps complex to complex, as JAX requires too.
+
+    >>> refuse_real_output("jacobian", "output 0", np.ones(2))
+    Traceback (most recent call last):
+    ...
+    TypeError: jacobian(..., holomorphic=True): output 0 has dtype float64, but a holomorphic function has complex
+    outputs; drop holomorphic=True (a real function of complex inputs is differentiated under docs/complex.md's
+    convention by grad and jacobian), or return a complex value
+    """
+    dtype = np.result_type(value_of(value))
+    if dtype.kind != "c":
+        raise TypeError(
+            f"{name}(..., holomorphic=True): {where} has dtype {dtype}, but a holomorphic function has complex "
+            "outputs; drop holomorphic=True (a real function of complex inputs is differentiated under "
+            "docs/complex.md's convention by grad and jacobian), or return a complex value"
+        )
 
 
 def _as_float_hint(v):
