@@ -12,7 +12,8 @@ import numpy as np
 from ._batching import example_shape
 from ._calls import describe
 from ._paths import format_path
-from ._traced import value_of
+from ._tangents import ZERO
+from ._traced import Traced, value_of
 from ._trees import leaves
 
 
@@ -109,6 +110,70 @@ def check_cotangent(path, ct, value, name="vjp pullback"):
             f"but the output has shape {want_shape} and dtype {want}; pass a "
             "cotangent of the output's exact shape and dtype"
         )
+
+
+def check_tangent(prim, t, ans):
+    """Refuse the tangent ``t`` a JVP rule of ``prim`` returned for its output ``ans``, if it has another shape or
+    dtype (one example's shape under ``vmap``): the ops after it would broadcast it silently (a (1,) tangent
+    for a (3,) output sums to a third of the truth).  A tuple output takes one tangent per part
+    (``ZeroTangent()`` for a part that does not move); a Python scalar fits a 0-d output of a float kind, and a
+    Python ``0`` or ``0.0`` ("no derivative through this argument") any output: it is returned as ``ZeroTangent()``,
+    so that no scalar stands for a tangent of another shape.  Returns the tangent to use.
+
+    >>> from autodiff.extend import primitive
+    >>> check_tangent(primitive(np.negative, "neg"), np.ones(1), np.ones(3))
+    Traceback (most recent call last):
+    ...
+    ValueError: neg: its JVP returned a tangent of shape (1,), but the output has shape (3,); a JVP must return a
+    tangent of its output's exact shape and dtype (broadcast a smaller one up with autodiff.numpy.broadcast_to, cast
+    with .astype), or ZeroTangent() where the output does not move
+    """
+    if type(ans) is tuple:
+        parts = t if type(t) in (tuple, list) else None
+        if parts is None or len(parts) != len(ans):
+            raise ValueError(
+                f"{prim.__name__}: its JVP returned {describe(value_of(t))} for an output of {len(ans)} parts; a JVP "
+                "of a primitive with several outputs returns a tuple with one tangent per part (ZeroTangent() for "
+                "a part that does not move)"
+            )
+        return tuple(_checked_part(prim, tk, ak, f" for output part {k}") for k, (tk, ak) in enumerate(zip(parts, ans)))
+    return _checked_part(prim, t, ans, "")
+
+
+_ARRAYS = (Traced, np.ndarray, float, int, complex)  # and numpy scalars (np.generic's subclasses)
+
+
+def _is_value(x):
+    return type(x) in _ARRAYS or isinstance(x, np.generic)
+
+
+def _checked_part(prim, t, ans, which):
+    if type(t) is np.ndarray and type(ans) is np.ndarray and t.shape == ans.shape and t.dtype == ans.dtype:
+        return t  # the usual case, first
+    if not (_is_value(t) and _is_value(ans)):  # a symbolic zero, a thunk: nothing to compare
+        return t
+    if type(t) in (float, int) and t == 0:
+        return ZERO
+    got_shape, want_shape = example_shape(t), example_shape(ans)
+    got, want = np.result_type(value_of(t)), np.result_type(value_of(ans))
+    python_scalar = type(value_of(t)) in (float, int, complex)
+    scalar_ok = python_scalar and want_shape == () and want.kind in "fc" and (want.kind == "c" or got.kind != "c")
+    if want.kind not in "fc":
+        raise ValueError(
+            f"{prim.__name__}: its JVP returned a tangent{which} of dtype {got}, but the output has dtype {want}, "
+            "which carries no tangent; return autodiff.extend.ZeroTangent() for it"
+        )
+    if got_shape != want_shape:
+        raise ValueError(f"{prim.__name__}: its JVP returned a tangent{which} of shape {got_shape}, but the output "
+                         f"has shape {want_shape}; {_EXACT}")
+    if got != want and not scalar_ok:
+        raise ValueError(f"{prim.__name__}: its JVP returned a tangent{which} of dtype {got}, but the output has "
+                         f"dtype {want}; {_EXACT}")
+    return t
+
+
+_EXACT = ("a JVP must return a tangent of its output's exact shape and dtype (broadcast a smaller one up with "
+          "autodiff.numpy.broadcast_to, cast with .astype), or ZeroTangent() where the output does not move")
 
 
 def at_output(path):
