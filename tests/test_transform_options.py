@@ -180,6 +180,25 @@ def test_linearize_has_aux_returns_out_f_jvp_and_aux():
     np.testing.assert_allclose(g_w, grad(lambda w: _loss_and_aux(w, DATA)[0])(W), rtol=1e-14)
 
 
+def test_the_has_aux_options_nest_and_batch():
+    """vmap of hessian(has_aux) against a loop; hessian(has_aux) and linearize(has_aux) under grad against finite
+    differences (orders 1 and 2), aux carried through as a value that is differentiated too."""
+    f = lambda w: (anp.sum(anp.tanh(w) ** 3), anp.sum(w))  # noqa: E731
+    ws = np.array([[0.5, -1.0], [0.2, 0.3], [1.0, 2.0]])
+    h, aux = autodiff.vmap(hessian(f, has_aux=True))(ws)
+    loop = [hessian(f, has_aux=True)(w) for w in ws]
+    np.testing.assert_allclose(h, np.stack([hw for hw, _ in loop]), rtol=1e-14)
+    np.testing.assert_allclose(aux, [a for _, a in loop], rtol=1e-15)
+    assert autodiff.gradcheck(lambda w: anp.sum(hessian(f, has_aux=True)(w)[0]), ws[0])
+
+    def through_linearize(w):
+        _, f_jvp, aux = linearize(f, w, has_aux=True)
+        return f_jvp(np.ones(2)) * aux
+
+    assert autodiff.gradcheck(through_linearize, ws[0], order=1)
+    assert autodiff.gradcheck(through_linearize, ws[0], order=2)
+
+
 def test_linearize_has_aux_needs_a_pair():
     with pytest.raises(TypeError, match=r"^linearize\(\.\.\., has_aux=True\): the function must return a pair"):
         linearize(anp.sin, W, has_aux=True)
