@@ -18,10 +18,11 @@ from ._accel import record as _accel_record
 from ._accel import reductions as _accel_reductions
 from ._ggn import ggnvp
 from ._gradcheck import GradcheckError, gradcheck
+from ._hessian import hessian
 from ._higher import hvp, jvp, linearize
 from ._holomorphic import holomorphic_grad
 from ._hvp_operator import HvpOperator, hvp_operator
-from ._jacobian import hessian, jacfwd, jacobian, jacrev
+from ._jacobian import jacfwd, jacobian, jacrev
 from ._kernels import warmup
 from ._lazy import lazy_names
 from ._rule_checks import stop_gradient

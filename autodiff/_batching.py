@@ -13,7 +13,7 @@ a batched value of the highest level runs its batching rule
 import numpy as np
 
 from ._batch_rules import batch_rule_of
-from ._traced import Traced, _state, current_level
+from ._traced import Traced, _state, current_level, surfaced
 
 
 class Batch:
@@ -104,6 +104,9 @@ class open_batch:
     def __exit__(self, kind, value, traceback):
         self.level.active = False
         _state.level = self.level.level - 1
+        detached = surfaced(value) if kind is not None else None
+        if detached is not None:  # numpy hid it behind its own ValueError (a[i] = x into a plain array)
+            raise detached from None
         return False
 
 

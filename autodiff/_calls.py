@@ -12,21 +12,27 @@ from ._traced import value_of
 def argnums_of(argnums, nargs, name="grad"):
     """``argnums`` as a tuple of distinct argument numbers, checked against a call with ``nargs`` arguments.
 
-    ``name`` is the transform's, for the message.
+    A negative number counts from the end, as an index does (and as JAX reads it): ``-1`` is the last
+    argument.  ``name`` is the transform's, for the message.
 
-    >>> argnums_of((0, 2), 3), argnums_of(1, 2)
-    ((0, 2), (1,))
+    >>> argnums_of((0, 2), 3), argnums_of(1, 2), argnums_of((-1, 0), 3)
+    ((0, 2), (1,), (2, 0))
     >>> argnums_of((1, 1), 2, "hvp")
     Traceback (most recent call last):
     ...
     ValueError: hvp: argnums=(1, 1) names argument 1 twice; list each argument once, e.g. argnums=(1,)
+    >>> argnums_of((1, -1), 2, "grad")
+    Traceback (most recent call last):
+    ...
+    ValueError: grad: argnums=(1, -1) names argument 1 twice; list each argument once, e.g. argnums=(1,)
     """
     if argnums == 0 and type(argnums) is int and nargs:  # the usual case
         return (0,)
     nums = tuple(_as_number(n, argnums, name) for n in (argnums if isinstance(argnums, (tuple, list)) else (argnums,)))
     for n in nums:
-        if not 0 <= n < nargs:
+        if not -nargs <= n < nargs:
             raise ValueError(_out_of_range(argnums, nargs, name))
+    nums = tuple(n % nargs for n in nums)
     _refuse_repeats(argnums, nums, name)
     return nums
 
@@ -47,7 +53,7 @@ def _out_of_range(argnums, nargs, name):
                 "arguments are held, never differentiated); pass the arguments to differentiate positionally, "
                 "e.g. f(x) rather than f(x=x)")
     return (f"{name}: argnums={argnums!r} is out of range for a call with {nargs} positional argument(s); use "
-            f"integers from 0 to {nargs - 1}")
+            f"integers from 0 to {nargs - 1} (or from -{nargs}, counting from the end)")
 
 
 def _refuse_repeats(argnums, nums, name):

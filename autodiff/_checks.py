@@ -12,14 +12,16 @@ import numpy as np
 from ._batching import example_shape
 from ._calls import describe
 from ._paths import format_path
-from ._traced import value_of
+from ._tangents import ZERO
+from ._traced import Traced, value_of
 from ._trees import leaves
 
 
-def check_scalar_output(value, name="grad", has_aux=False):
+def check_scalar_output(value, name="grad", has_aux=False, holomorphic=False):
     """Refuse a ``grad`` output that is not a real scalar (under ``vmap``, one example's shape is read).
 
-    ``name`` is the transform's, for the message; ``has_aux`` says whether ``value`` is the first of a pair.
+    ``name`` is the transform's, for the message; ``has_aux`` says whether ``value`` is the first of a pair;
+    ``holomorphic`` asks for a complex scalar instead (a holomorphic function maps complex to complex).
 
     >>> check_scalar_output(np.ones(3))
     Traceback (most recent call last):
@@ -41,7 +43,9 @@ def check_scalar_output(value, name="grad", has_aux=False):
             f"{describe(plain, example_shape(value))}. Reduce it to a scalar (e.g. `.sum()`), or use "
             "autodiff.jacobian / autodiff.vjp for non-scalar outputs"
         )
-    if type(plain) is not float and _dtype(plain).kind == "c":
+    if holomorphic:
+        refuse_real_output(name, "the output", plain)
+    elif type(plain) is not float and _dtype(plain).kind == "c":
         raise TypeError(
             f"{name}: the function returned a complex scalar; {name} needs a real one. "
             "Take `.real` or abs(...) of it, or use autodiff.vjp with a complex cotangent"
@@ -58,9 +62,10 @@ def refuse_sequence_output(value, name, has_aux=False):
         )
 
 
-def scalar_valued(f, has_aux, name):
-    """``f``, checked to return a real scalar (the first of its ``(out, aux)`` pair with ``has_aux``); a bad
-    return raises naming the transform ``name`` (``grad`` inside it would name itself).
+def scalar_valued(f, has_aux, name, holomorphic=False):
+    """``f``, checked to return a real scalar (the first of its ``(out, aux)`` pair with ``has_aux``; a complex
+    one with ``holomorphic``); a bad return raises naming the transform ``name`` (``grad`` inside it would name
+    itself).
 
     >>> scalar_valued(lambda x: (x, 1), False, "hessian")(2.0)
     Traceback (most recent call last):
@@ -71,7 +76,7 @@ def scalar_valued(f, has_aux, name):
 
     def f_scalar(*args, **kwargs):
         result = f(*args, **kwargs)
-        check_scalar_output(result[0] if has_aux else result, name, has_aux)
+        check_scalar_output(result[0] if has_aux else result, name, has_aux, holomorphic)
         return result
 
     return f_scalar
@@ -105,6 +110,70 @@ def check_cotangent(path, ct, value, name="vjp pullback"):
             f"but the output has shape {want_shape} and dtype {want}; pass a "
             "cotangent of the output's exact shape and dtype"
         )
+
+
+def check_tangent(prim, t, ans):
+    """Refuse the tangent ``t`` a JVP rule of ``prim`` returned for its output ``ans``, if it has another shape or
+    dtype (one example's shape under ``vmap``): the ops after it would broadcast it silently (a (1,) tangent
+    for a (3,) output sums to a third of the truth).  A tuple output takes one tangent per part
+    (``ZeroTangent()`` for a part that does not move); a Python scalar fits a 0-d output of a float kind, and a
+    Python ``0`` or ``0.0`` ("no derivative through this argument") any output: it is returned as ``ZeroTangent()``,
+    so that no scalar stands for a tangent of another shape.  Returns the tangent to use.
+
+    >>> from autodiff.extend import primitive
+    >>> check_tangent(primitive(np.negative, "neg"), np.ones(1), np.ones(3))
+    Traceback (most recent call last):
+    ...
+    ValueError: neg: its JVP returned a tangent of shape (1,), but the output has shape (3,); a JVP must return a
+    tangent of its output's exact shape and dtype (broadcast a smaller one up with autodiff.numpy.broadcast_to, cast
+    with .astype), or ZeroTangent() where the output does not move
+    """
+    if type(ans) is tuple:
+        parts = t if type(t) in (tuple, list) else None
+        if parts is None or len(parts) != len(ans):
+            raise ValueError(
+                f"{prim.__name__}: its JVP returned {describe(value_of(t))} for an output of {len(ans)} parts; a JVP "
+                "of a primitive with several outputs returns a tuple with one tangent per part (ZeroTangent() for "
+                "a part that does not move)"
+            )
+        return tuple(_checked_part(prim, tk, ak, f" for output part {k}") for k, (tk, ak) in enumerate(zip(parts, ans)))
+    return _checked_part(prim, t, ans, "")
+
+
+_ARRAYS = (Traced, np.ndarray, float, int, complex)  # and numpy scalars (np.generic's subclasses)
+
+
+def _is_value(x):
+    return type(x) in _ARRAYS or isinstance(x, np.generic)
+
+
+def _checked_part(prim, t, ans, which):
+    if type(t) is np.ndarray and type(ans) is np.ndarray and t.shape == ans.shape and t.dtype == ans.dtype:
+        return t  # the usual case, first
+    if not (_is_value(t) and _is_value(ans)):  # a symbolic zero, a thunk: nothing to compare
+        return t
+    if type(t) in (float, int) and t == 0:
+        return ZERO
+    got_shape, want_shape = example_shape(t), example_shape(ans)
+    got, want = np.result_type(value_of(t)), np.result_type(value_of(ans))
+    python_scalar = type(value_of(t)) in (float, int, complex)
+    scalar_ok = python_scalar and want_shape == () and want.kind in "fc" and (want.kind == "c" or got.kind != "c")
+    if want.kind not in "fc":
+        raise ValueError(
+            f"{prim.__name__}: its JVP returned a tangent{which} of dtype {got}, but the output has dtype {want}, "
+            "which carries no tangent; return autodiff.extend.ZeroTangent() for it"
+        )
+    if got_shape != want_shape:
+        raise ValueError(f"{prim.__name__}: its JVP returned a tangent{which} of shape {got_shape}, but the output "
+                         f"has shape {want_shape}; {_EXACT}")
+    if got != want and not scalar_ok:
+        raise ValueError(f"{prim.__name__}: its JVP returned a tangent{which} of dtype {got}, but the output has "
+                         f"dtype {want}; {_EXACT}")
+    return t
+
+
+_EXACT = ("a JVP must return a tangent of its output's exact shape and dtype (broadcast a smaller one up with "
+          "autodiff.numpy.broadcast_to, cast with .astype), or ZeroTangent() where the output does not move")
 
 
 def at_output(path):
@@ -156,6 +225,46 @@ def refuse_complex_inputs(name, paths_and_leaves, instead):
                 "input the derivative of a non-holomorphic f is not a complex matrix, and the imaginary "
                 f"directions would be lost. {instead}"
             )
+
+
+def refuse_real_inputs(name, paths_and_leaves):
+    """Refuse a real leaf where ``name(..., holomorphic=True)`` needs complex inputs, as JAX does: the complex
+    derivative ``f'(z)`` is defined at complex points only.
+
+    >>> refuse_real_inputs("jacfwd", [((0,), np.ones(2))])
+    Traceback (most recent call last):
+    ...
+    TypeError: jacfwd(..., holomorphic=True): arg 0 has dtype float64, but a holomorphic derivative needs complex
+    inputs; pass it as complex (x.astype(complex), or x + 0j), or drop holomorphic=True for a real function
+    """
+    for path, leaf in paths_and_leaves:
+        dtype = np.result_type(value_of(leaf))
+        if dtype.kind != "c":
+            raise TypeError(
+                f"{name}(..., holomorphic=True): {format_path(path)} has dtype {dtype}, but a holomorphic "
+                "derivative needs complex inputs; pass it as complex (x.astype(complex), or x + 0j), or drop "
+                "holomorphic=True for a real function"
+            )
+
+
+def refuse_real_output(name, where, value):
+    """Refuse the real output leaf ``value`` (``where`` names it) of ``name(..., holomorphic=True)``: a
+    holomorphic function maps complex to complex, as JAX requires too.
+
+    >>> refuse_real_output("jacobian", "output 0", np.ones(2))
+    Traceback (most recent call last):
+    ...
+    TypeError: jacobian(..., holomorphic=True): output 0 has dtype float64, but a holomorphic function has complex
+    outputs; drop holomorphic=True (a real function of complex inputs is differentiated under docs/complex.md's
+    convention by grad and jacobian), or return a complex value
+    """
+    dtype = np.result_type(value_of(value))
+    if dtype.kind != "c":
+        raise TypeError(
+            f"{name}(..., holomorphic=True): {where} has dtype {dtype}, but a holomorphic function has complex "
+            "outputs; drop holomorphic=True (a real function of complex inputs is differentiated under "
+            "docs/complex.md's convention by grad and jacobian), or return a complex value"
+        )
 
 
 def _as_float_hint(v):

@@ -14,7 +14,7 @@ length holds a few arrays at a time.
 from ._checks import leaked
 from ._jvp_rules import jvp_rule_of
 from ._tangents import ZERO, ZeroTangent
-from ._traced import Traced, _state, current_level
+from ._traced import Traced, _state, current_level, surfaced
 
 observers = []  # callables (pushforward, prim, args, kwargs, result dual); used by autodiff.trace
 
@@ -49,6 +49,9 @@ class open_pushforward:
     def __exit__(self, kind, value, traceback):
         self.level.active = False
         _state.level = self.level.level - 1
+        detached = surfaced(value) if kind is not None else None
+        if detached is not None:  # numpy hid it behind its own ValueError (a[i] = x into a plain array)
+            raise detached from None
         return False
 
 

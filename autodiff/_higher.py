@@ -23,7 +23,7 @@ from ._tangents import ZeroTangent
 from ._traced import Traced, new_inputs, open_tape, value_of
 from ._transforms import grad, unwrap_outputs
 from ._trees import rebuild_node, transform
-from ._vjp import seeds_of, split_tuple_outputs
+from ._vjp import protect_saved, seeds_of, split_tuple_outputs
 
 
 def jvp(f, primals, tangents, argnums=None, has_aux=False):
@@ -187,13 +187,22 @@ def _collapse(path, x, node, keys, results):
     return node.rebuild(x, results)
 
 
-def linearize(f, *primals):
+def linearize(f, *primals, has_aux=False):
     """``(out, f_jvp)``: ``f_jvp(*tangents)`` is ``J v`` at ``primals``, for as many ``v`` as you like.
 
     The forward runs once and is recorded (each op's output and arguments,
     as ``vjp`` records them); each call of ``f_jvp`` pushes its tangents along
     that record through the JVP rules, without running ``f`` again.  Tangents
-    mirror the primals, checked as in :func:`jvp`.
+    mirror the primals, checked as in :func:`jvp`.  With ``has_aux``, ``f``
+    returns ``(out, aux)`` and ``linearize`` returns ``(out, f_jvp, aux)``, as
+    JAX's does; ``aux`` carries no tangents.
+
+    While ``f_jvp`` lives, every array its record reads stays read-only
+    (design.md section 10), as for a ``vjp`` pullback: the primals, the
+    constants ``f`` used, and ``out`` (and ``aux``) themselves, which the rules
+    of ``exp``, ``tanh``, ``sqrt`` and others read as their ``ans``.  Copy
+    ``out`` to change it; once ``f_jvp`` is garbage-collected every array is
+    writable again.
 
     >>> import numpy as np
     >>> import autodiff.numpy as anp
@@ -204,13 +213,27 @@ def linearize(f, *primals):
     array([0., 0.])
     >>> bool(np.allclose(f_jvp(np.array([0.0, 2.0])), jvp(f, x, np.array([0.0, 2.0]))[1]))
     True
+    >>> out.flags.writeable, x.flags.writeable
+    (False, False)
+    >>> del f_jvp
+    >>> out.flags.writeable, x.flags.writeable
+    (True, True)
+    >>> out, f_jvp, aux = linearize(lambda x: (anp.exp(x), "note"), x, has_aux=True)
+    >>> aux
+    'note'
     """
     variables = Variables(tuple(primals))
     with open_tape() as tape:
         inputs = new_inputs(tape, variables.leaves)
-        out = split_tuple_outputs(f(*variables.substitute(inputs)))
+        out, aux = split_aux(f(*variables.substitute(inputs)), has_aux, "linearize")
+        out = split_tuple_outputs(out)
     value, outputs = unwrap_outputs(out, tape)
-    return value, Linearized(tape, variables, inputs, value, outputs)
+    f_jvp = Linearized(tape, variables, inputs, value, outputs)
+    if has_aux:
+        aux, saved = unwrap_outputs(aux, tape)
+        protect_saved(tape, saved)
+    protect_saved(tape, outputs)  # the rules of exp, tanh, sqrt... read their output: the caller must not change it
+    return (value, f_jvp, aux) if has_aux else (value, f_jvp)
 
 
 class Linearized:

@@ -14,13 +14,14 @@ from ._trees import leaves
 from ._vjp import vjp
 
 
-def holomorphic_grad(f, argnums=0):
+def holomorphic_grad(f, argnums=0, has_aux=False):
     """Return a function computing ``f'(z)`` for a holomorphic ``f`` with a complex scalar output.
 
     The arguments in ``argnums`` (an int or a tuple of ints) must hold complex leaves only; the
     result mirrors them, as for :func:`autodiff.grad`.  For a function that is not holomorphic
     (``abs``, ``real``, ``conj``) the result is the pullback of 1, not a derivative: use ``grad``
-    of a real-valued function there.
+    of a real-valued function there.  With ``has_aux``, ``f`` returns ``(out, aux)`` and the new
+    function ``(f'(z), aux)``, as ``grad``'s does; keyword arguments are held, as ``grad`` holds them.
 
     >>> import autodiff.numpy as anp
     >>> complex(holomorphic_grad(lambda z: z ** 3)(1.0 + 2.0j))  # 3 z**2
@@ -29,7 +30,7 @@ def holomorphic_grad(f, argnums=0):
     -0.5210953054937474j
     """
 
-    def holomorphic_grad_f(*args):
+    def holomorphic_grad_f(*args, **kwargs):
         nums = argnums_of(argnums, len(args), "holomorphic_grad")
         for n in nums:
             _check_complex(args[n], n)
@@ -38,11 +39,12 @@ def holomorphic_grad(f, argnums=0):
             full = list(args)
             for n, x in zip(nums, chosen):
                 full[n] = x
-            return f(*full)
+            return f(*full, **kwargs)
 
-        out, pullback = vjp(f_of, *[args[n] for n in nums])
+        out, pullback, *aux = vjp(f_of, *[args[n] for n in nums], has_aux=has_aux)
         grads = pullback(_complex_one(out))
-        return grads if isinstance(argnums, (tuple, list)) else grads[0]
+        grads = grads if isinstance(argnums, (tuple, list)) else grads[0]
+        return (grads, aux[0]) if has_aux else grads
 
     holomorphic_grad_f.__name__ = f"holomorphic_grad({getattr(f, '__name__', 'f')})"
     return holomorphic_grad_f

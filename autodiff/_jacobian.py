@@ -1,8 +1,7 @@
-"""Structured Jacobians and Hessians, after JAX's ``jacrev``/``jacfwd``/``hessian``.
+"""Structured Jacobians, after JAX's ``jacrev``/``jacfwd`` (``hessian``, ``jacfwd`` of the gradient: ``_hessian``).
 
 ``jacrev`` (alias ``jacobian``) pulls back one basis cotangent per output
-element; ``jacfwd`` pushes forward one basis tangent per input element; the
-Hessian is ``jacfwd`` of the gradient (forward over reverse).
+element; ``jacfwd`` pushes forward one basis tangent per input element.
 
 The result has the output's structure outside and the argument's structure
 inside: at each output leaf of shape ``s`` sits the argument's structural
@@ -20,25 +19,28 @@ from . import _ops, _trees
 from ._arguments import is_differentiable
 from ._batching import example_shape
 from ._calls import argnums_of, checked_aux, on_arguments, split_aux
-from ._checks import refuse_argument, refuse_complex_inputs, scalar_valued
+from ._checks import refuse_argument, refuse_complex_inputs, refuse_real_inputs, refuse_real_output
 from ._containers import node_of
 from ._directions import Variables
 from ._forward import dual, open_pushforward
 from ._higher import materialise
 from ._traced import Traced, value_of
-from ._transforms import grad
 from ._trees import leaves, tangent_node, transform
 from ._vjp import vjp
 from ._vmap import vmap
 
 
-def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
+def jacrev(f, argnums=0, has_aux=False, holomorphic=False, chunk_size=None):
     """Jacobian of ``f``: output structure outside, argument structure inside, leaves ``out.shape + x.shape``.
 
     ``argnums`` and ``has_aux`` mean what they mean for :func:`grad`; with
     ``has_aux`` ``f`` returns ``(out, aux)`` and the new function ``(jacobian, aux)``.
     The rows come from one pullback batched over the identity's rows (``vmap``), ``chunk_size`` rows at a
     time when given (to bound memory); if a rule cannot batch, from one pullback per row.
+
+    A complex output is refused unless ``holomorphic=True``, JAX's promise that ``f`` is holomorphic: its
+    inputs and outputs must then all be complex, and the blocks hold the complex derivative ``∂f_i/∂z_j``
+    (each row pulls back a complex ``e_i``, and a holomorphic pullback is the plain transpose, docs/complex.md).
 
     >>> import numpy as np
     >>> jacobian(lambda x: x ** 2)(np.array([1.0, 2.0]))
@@ -50,15 +52,20 @@ def jacrev(f, argnums=0, has_aux=False, chunk_size=None):
     >>> jacobian(lambda x, c: (c * x, x.sum()), argnums=0, has_aux=True)(np.ones(2), 3.0)
     (array([[3., 0.],
            [0., 3.]]), np.float64(2.0))
+    >>> jacobian(lambda z: z ** 2, holomorphic=True)(np.array([1j, 2.0 + 0j]))  # diag(2 z)
+    array([[0.+2.j, 0.+0.j],
+           [0.+0.j, 4.+0.j]])
     """
 
     def jacobian_f(*args, **kwargs):  # keyword arguments are held, as grad holds them
         nums = argnums_of(argnums, len(args), "jacobian")
+        if holomorphic:
+            checked_variables("jacobian", args, nums, True)
         primals = [args[n] for n in nums]
         f_nums = checked_aux(on_arguments(_holding(f, kwargs), args, nums), has_aux, "jacobian")
         out, pullback, *aux = vjp(f_nums, *primals, has_aux=has_aux)
         outs, treedef = _trees.flatten(out)
-        per_leaf = [_at_output(pullback, outs, treedef, j, primals, chunk_size) for j in range(len(outs))]
+        per_leaf = [_at_output(pullback, outs, treedef, j, primals, chunk_size, holomorphic) for j in range(len(outs))]
         if not isinstance(argnums, (tuple, list)):
             per_leaf = [None if x is None else x[0] for x in per_leaf]
         jac = treedef.tangent(per_leaf)
@@ -75,16 +82,19 @@ def _holding(f, kwargs):
     return functools.partial(f, **kwargs) if kwargs else f
 
 
-def _at_output(pullback, outs, treedef, j, primals, chunk_size=None):
+def _at_output(pullback, outs, treedef, j, primals, chunk_size=None, holomorphic=False):
     """The blocks of output leaf ``j``: one argument-shaped structure per primal (``None`` for a non-float leaf)."""
     if not is_differentiable(outs[j]):
         return None
     shape, dtype = example_shape(outs[j]), _dtype(outs[j])
-    if dtype.kind == "c":
+    if holomorphic:
+        refuse_real_output("jacobian", f"output {j}", outs[j])
+    elif dtype.kind == "c":
         raise TypeError(
             f"jacobian: output {j} is complex ({dtype}); a row per output element pulls back a real 1, which "
             "keeps the real part's derivative only (torch.func and JAX refuse this too). Split the output, "
-            "jacobian(lambda x: (anp.real(f(x)), anp.imag(f(x)))), or use jvp, or vjp with complex cotangents"
+            "jacobian(lambda x: (anp.real(f(x)), anp.imag(f(x)))), or use jvp, or vjp with complex cotangents; "
+            "for a holomorphic f, pass holomorphic=True"
         )
     size = int(np.prod(shape))
     basis = np.eye(size, dtype=dtype).reshape((size,) + shape) if size else np.zeros((1,) + shape, dtype)
@@ -154,55 +164,35 @@ def _stack(primal, rows, out_shape, size):
     return transform(primal, block, tangent_node)
 
 
-def hessian(f, argnums=0):
-    """Hessian of a scalar ``f``, ``jacfwd`` of its gradient: ``h.W1.W2`` has shape ``W1.shape + W2.shape``.
-
-    Complex arguments are refused: the Hessian of a real ``f`` of ``z`` moves with ``conj(v)`` too, so it is
-    no complex matrix; :func:`autodiff.hvp` gives its products.
-
-    >>> import numpy as np
-    >>> hessian(lambda x: (x ** 3).sum())(np.array([1.0, 2.0]))
-    array([[ 6.,  0.],
-           [ 0., 12.]])
-    >>> h = hessian(lambda p: (p["a"] ** 2).sum() * p["b"].sum())({"a": np.ones(2), "b": np.ones(3)})
-    >>> h["a"]["b"]
-    array([[2., 2., 2.],
-           [2., 2., 2.]])
-    """
-    jacobian_of_gradient = jacfwd(grad(scalar_valued(f, False, "hessian"), argnums), argnums)
-
-    def hessian_f(*args, **kwargs):
-        _real_variables("hessian", args, argnums_of(argnums, len(args), "hessian"), _HESSIAN_INSTEAD)
-        return jacobian_of_gradient(*args, **kwargs)
-
-    return hessian_f
-
-
-_HESSIAN_INSTEAD = ("Use autodiff.hvp for Hessian-vector products, or make the real and imaginary parts the "
-                    "arguments (z = x + 1j * y).")
 _JACFWD_INSTEAD = ("Use autodiff.jacrev (its rows follow docs/complex.md's convention), or autodiff.jvp along each "
-                   "direction, 1j * e_k included.")
+                   "direction, 1j * e_k included; for a holomorphic f, pass holomorphic=True.")
 
 
-def _real_variables(name, args, nums, instead):
+def checked_variables(name, args, nums, holomorphic, instead=""):
     """The :class:`Variables` of ``args[nums]``, refusing a bare argument that cannot be differentiated (an int)
-    and a complex leaf (``instead`` says what to use)."""
+    and, as JAX does, a complex leaf (``instead`` says what to use), or with ``holomorphic`` a real one."""
     for n in nums:
         if node_of(args[n]) is None and not is_differentiable(args[n]):
             refuse_argument(args[n], n, name)
     variables = Variables(tuple(args[n] for n in nums))
     at = [((nums[p[0]],) + p[1:], leaf) for p, leaf in zip(variables.homes(), variables.leaves)]
-    refuse_complex_inputs(name, at, instead)
+    if holomorphic:
+        refuse_real_inputs(name, at)
+    else:
+        refuse_complex_inputs(name, at, instead)
     return variables
 
 
-def jacfwd(f, argnums=0, has_aux=False):
+def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
     """Jacobian of ``f`` by forward mode: one ``jvp`` batched over the input's basis (``vmap``; one per input
     element if a rule cannot batch); structured as :func:`jacrev`.
 
     Cheaper than ``jacrev`` when the arguments have fewer elements than the output.
     ``argnums`` and ``has_aux`` are :func:`jacrev`'s.  Complex arguments are refused, as in JAX and
     ``torch.func``: pushing ``e_k`` alone would drop the direction ``1j * e_k`` (use ``jacrev`` or ``jvp``).
+    With ``holomorphic=True`` (JAX's promise that ``f`` is holomorphic) inputs and outputs must all be complex,
+    and ``e_k`` suffices: along ``1j * e_k`` a holomorphic ``f`` moves by ``1j`` times as much, so the
+    blocks hold the complex derivative ``∂f_i/∂z_j``, as :func:`jacrev`'s do.
 
     >>> import numpy as np
     >>> jacfwd(lambda x: x ** 2)(np.array([1.0, 2.0]))
@@ -211,19 +201,25 @@ def jacfwd(f, argnums=0, has_aux=False):
     >>> j = jacfwd(lambda p: {"y": p["w"] * p["s"]})({"w": np.ones(2), "s": 3.0})
     >>> j["y"]["w"].shape, j["y"]["s"]
     ((2, 2), array([1., 1.]))
+    >>> jacfwd(lambda z: z ** 2, holomorphic=True)(np.array([1j, 2.0 + 0j]))
+    array([[0.+2.j, 0.+0.j],
+           [0.+0.j, 4.+0.j]])
     """
 
     def jacfwd_f(*args, **kwargs):  # keyword arguments are held, as grad holds them
         nums = argnums_of(argnums, len(args), "jacfwd")
-        variables = _real_variables("jacfwd", args, nums, _JACFWD_INSTEAD)
+        variables = checked_variables("jacfwd", args, nums, holomorphic, _JACFWD_INSTEAD)
         f_nums = on_arguments(_holding(f, kwargs), args, nums)
 
         def f_of(xs):
             return split_aux(f_nums(*variables.substitute(xs)), has_aux, "jacfwd")
 
         out, aux = f_of(variables.leaves)
-        columns = [_columns(f_of, variables, v) for v in range(len(variables.leaves))]
         outs, treedef = _trees.flatten(out)
+        for j, leaf in enumerate(outs):
+            if holomorphic and is_differentiable(leaf):
+                refuse_real_output("jacfwd", f"output {j}", leaf)
+        columns = [_columns(f_of, variables, v) for v in range(len(variables.leaves))]
         per_leaf = [_blocks(variables, columns, j, outs[j]) for j in range(len(outs))]
         if not isinstance(argnums, (tuple, list)):
             per_leaf = [None if x is None else x[0] for x in per_leaf]

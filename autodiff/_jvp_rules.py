@@ -14,6 +14,7 @@ from functools import partial
 
 from . import _backward
 from ._arguments import zeros_like_primal
+from ._checks import check_tangent
 from ._primitive import _forwards, _rules, pull
 from ._protection import release
 from ._tangents import ZERO, Thunk, ZeroTangent, add_tangents, unthunk
@@ -35,6 +36,20 @@ def jvp_rule_of(prim):
         )
     rule = _fallbacks[prim] = partial(linearised, prim)
     return rule
+
+
+def checked_jvp(prim, rule, caller):
+    """The JVP rule to register for ``prim`` from module ``caller``: autodiff's own as given (its op tables test
+    them); any other checked at each call, so that a tangent of another shape or dtype than the output's is
+    refused naming the rule (:func:`autodiff._checks.check_tangent`), before the ops after it broadcast it
+    silently: the pushforward's counterpart of a pullback's check (:mod:`autodiff._rule_checks`)."""
+    if caller == "autodiff" or caller.startswith("autodiff."):
+        return rule
+
+    def checked(tangents, argnums, ans, args, kwargs):
+        return check_tangent(prim, rule(tangents, argnums, ans, args, kwargs), ans)
+
+    return checked
 
 
 def per_argument_jvp(name, jvps):

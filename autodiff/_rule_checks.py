@@ -201,25 +201,6 @@ def _shaped(prim, k, ct, arg):
     return ct
 
 
-def shaped_jvp(prim, rule, caller):
-    """The JVP rule to register for ``prim``: autodiff's own as given; any other checked on each call, so that a
-    tangent that broadcasting would widen past the output's shape is refused naming the rule, before the ops
-    after it broadcast it silently (the pushforward's counterpart of :func:`_shaped`)."""
-    if caller == "autodiff" or caller.startswith("autodiff."):
-        return rule
-
-    def checked(tangents, argnums, ans, args, kwargs):
-        out = rule(tangents, argnums, ans, args, kwargs)
-        if type(out) in _ARRAYS and type(ans) in _ARRAYS and _widens(example_shape(out), example_shape(ans)):
-            raise ValueError(
-                f"{prim.__name__}: its JVP returned a tangent of shape {example_shape(out)}, but the output has "
-                f"shape {example_shape(ans)}; a JVP must return the output's shape (broadcast a tangent up, e.g. "
-                "with autodiff.numpy.broadcast_to)")
-        return out
-
-    return checked
-
-
 def _gradcheck_rule(prim, differentiable, args, kwargs):
     """Gradcheck ``prim`` at orders 1 and 2 at ``args``' values, outside any trace; raise naming the rule."""
     plain = [_plain(a) for a in args]

@@ -57,6 +57,24 @@ class Traced:
         return f"Traced({self.value!r}, level={self.level})"
 
 
+class DetachError(TypeError):
+    """A traced value would become a plain one (``float``, ``np.asarray``, ``a[i] = x``, ``.item()``).
+
+    ``autodiff.numpy`` raises it.  numpy reports ``a[i] = x`` into a plain array (a 0-d or one-element ``x``)
+    as its own ``ValueError`` ("setting an array element with a sequence", since a traced value can be
+    indexed), raised from this error; the differentiation that the value belongs to raises this error again
+    as it closes (:func:`surfaced`), so the caller sees the one that says what to do.
+    """
+
+
+def surfaced(error):
+    """The :class:`DetachError` numpy hid behind ``error``, its own ``ValueError`` raised from it; else ``None``."""
+    cause = error.__cause__
+    if type(error) is ValueError and isinstance(cause, DetachError):
+        return type(cause)(*cause.args).with_traceback(error.__traceback__)
+    return None
+
+
 def current_level():
     """The level of the innermost open tape in this thread (0 when none)."""
     return getattr(_state, "level", 0)
@@ -81,6 +99,9 @@ class open_tape:
         _state.level = self.tape.level - 1
         if kind is not None:  # the forward failed: nothing will read the saved arrays
             release(self.tape)
+            detached = surfaced(value)
+            if detached is not None:
+                raise detached from None
         return False
 
 

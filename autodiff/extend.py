@@ -27,9 +27,9 @@ from ._batch_rules import BatchingWarning, _batch_rules, loop
 from ._batching import batch_through
 from ._containers import register_container, register_leaf
 from ._forward import jvp_via_ad
-from ._jvp_rules import _jvp_rules, joint_jvp, linear_jvp, per_argument_jvp
+from ._jvp_rules import _jvp_rules, checked_jvp, joint_jvp, linear_jvp, per_argument_jvp
 from ._primitive import Primitive, ResidualRule, _forwards, _rules, joint_rule, per_argument_rule
-from ._rule_checks import RuleWarning, check_rules, guarded, shaped_jvp, value_of
+from ._rule_checks import RuleWarning, check_rules, guarded, value_of
 from ._structural import Tangent
 from ._tangents import NoTangent, Thunk, ZeroTangent, add_tangents, unthunk
 from ._traced import Traced
@@ -157,7 +157,7 @@ def defjvp(prim, *jvps):
     array([4., 4.])
     """
     rule = per_argument_jvp(prim.__name__, jvps)
-    _jvp_rules[prim] = shaped_jvp(prim, rule, sys._getframe(1).f_globals.get("__name__", ""))
+    _jvp_rules[prim] = checked_jvp(prim, rule, sys._getframe(1).f_globals.get("__name__", ""))
 
 
 def defjvp_joint(prim, jvp):
@@ -175,7 +175,7 @@ def defjvp_joint(prim, jvp):
     >>> autodiff.jvp(lambda a: join(a, np.ones(1)), np.ones(2), np.full(2, 3.0))[1]
     array([3., 3., 0.])
     """
-    _jvp_rules[prim] = shaped_jvp(prim, joint_jvp(jvp), sys._getframe(1).f_globals.get("__name__", ""))
+    _jvp_rules[prim] = checked_jvp(prim, joint_jvp(jvp), sys._getframe(1).f_globals.get("__name__", ""))
 
 
 def deflinear(prim):
@@ -190,7 +190,7 @@ def deflinear(prim):
     >>> float(autodiff.jvp(lambda x: times(x, x), 3.0, 1.0)[1])
     6.0
     """
-    _jvp_rules[prim] = linear_jvp(prim)
+    _jvp_rules[prim] = checked_jvp(prim, linear_jvp(prim), sys._getframe(1).f_globals.get("__name__", ""))
 
 
 def defbatch(prim, rule):

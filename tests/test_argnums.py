@@ -208,7 +208,8 @@ TRANSFORMS = {
 @pytest.mark.parametrize("name", list(TRANSFORMS))
 @pytest.mark.parametrize("argnums, message", [
     (3, r"argnums=3 is out of range for a call with 3 positional argument\(s\); use integers from 0 to 2"),
-    (-1, r"argnums=-1 is out of range"),
+    (-4, r"argnums=-4 is out of range for a call with 3 positional argument\(s\); use integers from 0 to 2 \(or "
+         r"from -3, counting from the end\)"),
     ((0, 5), r"argnums=\(0, 5\) is out of range"),
     ((1, 0, 1), r"argnums=\(1, 0, 1\) names argument 1 twice; list each argument once, e\.g\. argnums=\(1, 0\)"),
 ])

@@ -66,6 +66,8 @@ class _Pairs:
             if self.match is None:  # (with a match, a parameter outside every matching node is left out)
                 self.add(x, _checked_dx(path, x, dx))
             return Done(None)
+        if node_of(x) is None:  # a leaf that is no parameter (None, an int, a string): whatever grads holds there
+            return Done(None)  # has nothing to pair with, and is skipped, as fmap(f, model, grads) and update skip it
         _check_node(path, x, dx)
         return self.trainable.visit(x, ys, path)
 
@@ -80,11 +82,19 @@ class _Pairs:
 def _check_node(path, x, dx):
     """``dx`` must be a container with ``x``'s children, else an error naming the key path and both."""
     if node_of(dx) is None or set(node_of(dx).children(dx)[0]) != set(node_of(x).children(x)[0]):
-        raise ValueError(
-            f"total: grads does not match the model at {path}: the model has a {type(x).__name__} there "
-            f"with children {list(node_of(x).children(x)[0])}, grads a {type(dx).__name__}; pass the "
-            "structural gradient of this model (e.g. from autodiff.grad), with None where there is none"
-        )
+        raise mismatch(path, x, dx)
+
+
+def mismatch(path, x, dx):
+    """The error for a ``grads`` node at ``path`` that does not mirror the model's container ``x`` (the fast
+    collector's too, so that both modes say the same)."""
+    node = node_of(dx)
+    theirs = f" with children {list(node.children(dx)[0])}" if node is not None else ""
+    return ValueError(
+        f"total: grads does not match the model at {path}: the model has a {type(x).__name__} there with "
+        f"children {list(node_of(x).children(x)[0])}, grads a {type(dx).__name__}{theirs}; pass the structural "
+        "gradient of this model (e.g. from autodiff.grad), with None where there is none"
+    )
 
 
 def _checked_dx(path, x, dx):

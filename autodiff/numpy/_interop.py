@@ -14,6 +14,7 @@ import sys
 
 import numpy as np
 
+from .._traced import DetachError  # noqa: F401  (raised here; defined in the core, which surfaces it)
 from ..extend import Traced
 
 _routes = {}  # numpy callable -> our op
@@ -38,14 +39,6 @@ def _refuse(name, why):
         "the ops of autodiff.numpy (import autodiff.numpy as anp), or define a "
         "primitive and its pullback with autodiff.extend.defvjp"
     )
-
-
-class DetachError(TypeError):
-    """A traced value would become a plain one (``float``, ``np.asarray``, ``a[i] = x``, ``.item()``).
-
-    numpy reports ``a[i] = x`` into a plain array as its own ``ValueError`` ("setting an array element
-    with a sequence"), raised from this error, so the traceback shows both.
-    """
 
 
 _BUILD = ("build a new array from traced pieces with anp.stack / anp.concatenate, or anp.where(mask, new, x) "

@@ -56,6 +56,18 @@ def _logical(name, flip=False):
     return combine
 
 
+def _nondiff(name):
+    """The method of numpy's that is ``autodiff.numpy``'s function ``name`` of the array (``x.any(axis)`` is
+    ``anp.any(x, axis)``): numpy's signature, a plain result (batched per example under vmap, as the function's)."""
+
+    def method(self, *args, **kwargs):
+        from ._nondiff import NONDIFF
+
+        return NONDIFF[name](self, *args, **kwargs)
+
+    return method
+
+
 def _invert(self):
     from ._nondiff import NONDIFF
 
@@ -175,6 +187,7 @@ METHODS = {
     "flatten": _method(S.ravel), "squeeze": _method(S.squeeze), "swapaxes": _method(S.swapaxes),
     "astype": lambda self, dtype, **kwargs: _broadcast.cast(self, np.dtype(dtype)),
     "clip": lambda self, a_min=None, a_max=None: choose.clip(self, a_min, a_max),
+    "any": _nondiff("any"), "all": _nondiff("all"),
     "conj": _method(_complex.conj), "conjugate": _method(_complex.conj),
     "real": property(_complex.real), "imag": property(_complex.imag),
     "diagonal": _method(_linalg.diagonal), "trace": _method(_linalg.trace),

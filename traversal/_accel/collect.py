@@ -228,21 +228,15 @@ def _checked_dx(path, x, dx):
 
 
 def _grad_children(dx, keys, path, x):
+    """The children of ``dx`` at the model's (trainable) ``keys``; ``dx`` must have exactly the model's children."""
     node = node_of(dx)
     if node is None:
-        raise ValueError(
-            f"total: grads does not match the model at {_show(path)}: the model has a "
-            f"{type(x).__name__} there, grads a {type(dx).__name__}; pass the structural gradient "
-            "of this model (e.g. from autodiff.grad), with None where there is none"
-        )
+        raise _collect.mismatch(KeyPath(*path), x, dx)
     dkeys, dkids = node.children(dx)
     by_key = dict(zip(dkeys, dkids))
-    missing = [k for k in keys if k not in by_key]
-    if missing:
-        raise ValueError(
-            f"total: grads does not match the model at {_show(path)}: the model has children "
-            f"{list(keys)}, grads has {list(dkeys)}; pass the structural gradient of this model"
-        )
+    if len(by_key) != len(keys) or any(k not in by_key for k in keys):  # or fewer keys: trainable left some out
+        if set(by_key) != set(node_of(x).children(x)[0]):
+            raise _collect.mismatch(KeyPath(*path), x, dx)
     return [by_key[k] for k in keys]
 
 
