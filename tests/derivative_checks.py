@@ -44,13 +44,17 @@ def check_derivatives(f, *args, argnums=None, order=2):
 
 def check_vmap(f, *batched, in_axes=0):
     """``vmap(f)`` over the leading axis of the arguments (``None`` in ``in_axes``: shared) against a loop,
-    for the value and for the gradient of ``sum(f)`` in the first batched argument."""
+    for the value and for the gradient of ``sum(f)`` in the first float argument (batched or shared: one
+    gradient per example either way)."""
     axes = in_axes if isinstance(in_axes, tuple) else (in_axes,) * len(batched)
     n = next(len(a) for a, ax in zip(batched, axes) if ax is not None)
     examples = [[a if ax is None else a[i] for a, ax in zip(batched, axes)] for i in range(n)]
     np.testing.assert_allclose(autodiff.vmap(f, in_axes=axes)(*batched), np.stack([f(*e) for e in examples]),
                                rtol=1e-6, atol=1e-12)
-    first = next(k for k, ax in enumerate(axes) if ax is not None)
+    floats = [k for k, a in enumerate(batched) if np.asarray(a).dtype.kind in "fc"]
+    if not floats:
+        return
+    first = floats[0]
 
     def total(*xs):
         return autodiff.numpy.sum(f(*xs))

@@ -89,6 +89,9 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             "place (this is what `a += x` does to a plain array `a`), which cannot be differentiated. "
             f"Write `a = a + x` instead (the ops of autodiff.numpy return new arrays), or {_BUILD}"
         )
+    if ufunc is np.add and method == "at":
+        raise DetachError("numpy.add.at(a, indices, values) adds into `a` in place, which a traced value cannot take "
+                          "part in; write `a = anp.add_at(a, indices, values)`, which returns the sum as a new array")
     if ours is None or method != "__call__":
         how = f"{_home(ufunc)}.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
         raise _caller_refusal(f"calls {how}, which autodiff has no rule for") or _refuse(

@@ -86,7 +86,9 @@ def _batched_positions(shape, parts, name):
 
 
 def _is_integer(part):
-    return isinstance(part, (int, np.integer)) or dtype_of(part).kind in "iu"
+    if isinstance(part, (int, np.integer)):
+        return True
+    return isinstance(part, (np.ndarray, Traced)) and dtype_of(part).kind in "iu"
 
 
 def _check_bounds(part, n, axis, name):
