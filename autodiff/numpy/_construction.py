@@ -174,11 +174,11 @@ def asarray(obj, dtype=None, order=None):
     return np.asarray(obj, dtype=dtype, order=order)
 
 
-def _cast_plain(x, dtype):
+def _astype_plain(x, dtype):
     return np.asarray(x).astype(dtype)
 
 
-_cast_plain = nondifferentiable(_cast_plain, under_vmap=lambda x, dtype: cast(x, dtype))
+_cast_plain = nondifferentiable(_astype_plain, under_vmap=cast)  # batched: the cast primitive, one per example
 
 
 def astype(x, dtype, copy=True):
@@ -197,8 +197,8 @@ def astype(x, dtype, copy=True):
     dtype = np.dtype(dtype)
     if type(x) is not Traced:
         return np.asarray(x).astype(dtype, copy=copy)
-    if dtype.kind in "fc":
-        return x if dtype_of(x) == dtype else cast(x, dtype)
+    if dtype.kind in "fc":  # always an array, as numpy's (a 0-d value may be held as a numpy scalar)
+        return cast(x, dtype)
     return _cast_plain(x, dtype)
 
 

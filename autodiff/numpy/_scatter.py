@@ -74,10 +74,11 @@ def _batched_positions(shape, parts, name):
     if len(parts) > len(shape) or not all(_is_integer(p) for p in parts):
         raise IndexError(f"autodiff.numpy.{name}: under vmap, a batched index must be integer arrays, at most one "
                          f"per axis of the array (shape {shape}), with no slices, masks or newaxis among them")
-    flat = 0
+    flat = None  # row-major: each axis's position scaled by the sizes after it
     for axis, (part, n) in enumerate(zip(parts, shape)):
         _check_bounds(part, n, axis, name)
-        flat = add(multiply(flat, n), remainder(part, n) if n else part)
+        position = remainder(part, n) if n else part  # a negative index counts from the end
+        flat = position if flat is None else add(multiply(flat, n), position)
     rest = shape[len(parts):]
     if not rest:
         return flat
