@@ -37,7 +37,7 @@ REFUSED = [
     (lambda x: np.add.reduce(x), r"numpy\.add\.reduce"),
     (lambda x: np.sin(x, out=np.empty_like(X)).sum(), r"numpy\.sin"),
     (lambda x: np.polyfit(np.arange(2.0), x, 1).sum(), r"numpy\.polyfit"),  # (numpy.fft is routed: test_fft.py)
-    (lambda x: np.median(x), r"numpy\.median"),
+    (lambda x: np.histogram(x)[0], r"numpy\.histogram"),  # np.median was here until issue 37 gave it rules
 ]
 
 

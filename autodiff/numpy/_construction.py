@@ -9,6 +9,7 @@ blocks), and each is the other's pullback, so construction nests to any order.
 
 import numpy as np
 
+from .._traced import value_of as _strip_all
 from ..extend import (
     Thunk,
     Traced,
@@ -23,7 +24,7 @@ from ..extend import (
 )
 from ._batch_ops import pack_rule, split_flat_rule
 from ._broadcast import broadcast_to, cast, dtype_of, shape_of
-from ._nondiff import NONDIFF
+from ._nondiff import NONDIFF, nondifferentiable
 from ._shape import reshape
 
 _SCALARS = (bool, int, float, complex)
@@ -149,6 +150,8 @@ def array(obj, dtype=None, copy=True, order="K", ndmin=0):
     if not any(type(leaf) is Traced for leaf in leaves):
         return np.array(obj, dtype=dtype, copy=copy, order=order, ndmin=ndmin)
     dtype = np.dtype(dtype) if dtype is not None else _result_dtype(leaves)
+    if dtype.kind not in "fc":  # an integer or boolean array: built in the leaves' dtype, then cast (no derivative)
+        return astype(array(obj, ndmin=ndmin), dtype)
     if type(obj) is Traced:
         out = obj if dtype_of(obj) == dtype else cast(obj, dtype)
     else:
@@ -165,10 +168,38 @@ def asarray(obj, dtype=None, order=None):
     dtype('float64')
     """
     if type(obj) is Traced:
-        return obj if dtype is None or dtype_of(obj) == np.dtype(dtype) else cast(obj, np.dtype(dtype))
+        return obj if dtype is None or dtype_of(obj) == np.dtype(dtype) else astype(obj, dtype)
     if type(obj) in (list, tuple):  # through array, so the dtype is the same traced or not
         return array(obj, dtype=dtype)
     return np.asarray(obj, dtype=dtype, order=order)
+
+
+def _astype_plain(x, dtype):
+    return np.asarray(x).astype(dtype)
+
+
+_cast_plain = nondifferentiable(_astype_plain, under_vmap=cast)  # batched: the cast primitive, one per example
+
+
+def astype(x, dtype, copy=True):
+    """``x`` cast to ``dtype``, numpy's ``astype`` as a function (``copy`` is numpy's; a traced value is
+    never changed in place anyway).
+
+    A cast to a float or complex dtype is differentiable: its cotangent is cast back to ``x``'s dtype (the
+    real part, for a real ``x``).  A cast to an integer or boolean dtype is a step function, whose derivative
+    is zero wherever it exists: it gives a plain array, as numpy's, with no derivative (under ``vmap`` it
+    stays batched, one per example), so ``w.astype(int)`` and ``np.int64(w)`` make an index from a traced value.
+
+    >>> import autodiff
+    >>> autodiff.grad(lambda w: (w.astype(np.float32) * w[w.astype(int)]).sum())(np.array([1.5, 0.5]))
+    array([1., 3.])
+    """
+    dtype = np.dtype(dtype)
+    if type(x) is not Traced:
+        return np.asarray(x).astype(dtype, copy=copy)
+    if dtype.kind in "fc":  # always an array, as numpy's (a 0-d value may be held as a numpy scalar)
+        return cast(x, dtype)
+    return _cast_plain(x, dtype)
 
 
 def from_nested(x):
@@ -204,3 +235,55 @@ def full(shape, fill_value, dtype=None, order="C"):
 def _filled(shape, fill_value, dtype):
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
     return broadcast_to(cast(fill_value, np.dtype(dtype)), shape)
+
+
+def asanyarray(a, dtype=None, order=None):
+    """``asarray`` (a traced value is never a subclass of ndarray), numpy's ``asanyarray``.
+
+    >>> asanyarray((1.0, 2.0))
+    array([1., 2.])
+    """
+    return asarray(a, dtype=dtype) if type(a) in (Traced, list, tuple) else np.asanyarray(a, dtype=dtype, order=order)
+
+
+def ascontiguousarray(a, dtype=None):
+    """``asarray`` laid out in C order (a traced value's layout is its own business, so it is as ``asarray``).
+
+    >>> ascontiguousarray(np.ones((2, 2)).T).flags.c_contiguous
+    True
+    """
+    return asarray(a, dtype=dtype) if type(a) in (Traced, list, tuple) else np.ascontiguousarray(a, dtype=dtype)
+
+
+def asfortranarray(a, dtype=None):
+    """``asarray`` laid out in Fortran order (a traced value is as ``asarray``).
+
+    >>> asfortranarray(np.ones((2, 2))).flags.f_contiguous
+    True
+    """
+    return asarray(a, dtype=dtype) if type(a) in (Traced, list, tuple) else np.asfortranarray(a, dtype=dtype)
+
+
+def asarray_chkfinite(a, dtype=None, order=None):
+    """``asarray``, refusing infinities and NaNs (read off the plain values) with numpy's ``ValueError``.
+
+    >>> asarray_chkfinite([1.0, np.inf])
+    Traceback (most recent call last):
+    ValueError: autodiff.numpy.asarray_chkfinite: array must not contain infs or NaNs
+    """
+    out = asarray(a, dtype=dtype, order=order)
+    if dtype_of(out).kind in "fc" and not np.isfinite(_strip_all(out)).all():
+        raise ValueError("autodiff.numpy.asarray_chkfinite: array must not contain infs or NaNs")
+    return out
+
+
+def copy(a, order="K", subok=False):
+    """A copy of ``a``: numpy's for a plain array; a traced value as it is (it is never changed in place, so
+    a copy would only cost memory).
+
+    >>> copy([1.0, 2.0])
+    array([1., 2.])
+    """
+    if type(a) is Traced:
+        return a
+    return array(a) if type(a) in (list, tuple) else np.copy(a, order=order, subok=subok)

@@ -15,7 +15,8 @@ import sys
 import numpy as np
 
 from .._traced import DetachError  # noqa: F401  (raised here; defined in the core, which surfaces it)
-from ..extend import Traced
+from .._traced import value_of as strip_all
+from ..extend import Traced, value_of
 
 _routes = {}  # numpy callable -> our op
 
@@ -81,6 +82,9 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             "place (this is what `a += x` does to a plain array `a`), which cannot be differentiated. "
             f"Write `a = a + x` instead (the ops of autodiff.numpy return new arrays), or {_BUILD}"
         )
+    if ufunc is np.add and method == "at":
+        raise DetachError("numpy.add.at(a, indices, values) adds into `a` in place, which a traced value cannot take "
+                          "part in; write `a = anp.add_at(a, indices, values)`, which returns the sum as a new array")
     if ours is None or method != "__call__":
         how = f"{_home(ufunc)}.{ufunc.__name__}" + ("" if method == "__call__" else f".{method}")
         raise _caller_refusal(f"calls {how}, which autodiff has no rule for") or _refuse(
@@ -97,12 +101,29 @@ def _array_function(self, func, types, args, kwargs):
 
 
 def _array(self, dtype=None, copy=None):
+    if dtype is not None and np.dtype(dtype).kind in "biu":  # np.int64(x): a step function, as x.astype(int)
+        if value_of(self) is strip_all(self):
+            return strip_all(self).astype(dtype)
+        raise DetachError(
+            f"numpy converted a value batched by vmap to a plain {np.dtype(dtype)} array (np.{np.dtype(dtype)}(x), "
+            f"np.asarray(x, dtype=...)), which would mix every example into one array; write "
+            f"x.astype(np.{np.dtype(dtype)}) or anp.astype(x, ...), which stays batched")
     what = "converts its arguments to plain numpy arrays, which would detach them from differentiation"
     raise _caller_refusal(what, DetachError) or DetachError(
         "numpy tried to convert a traced value to a plain array (np.asarray, np.array, or `a[...] = x` "
         "into a plain array), which would detach it from differentiation. Use the ops in autodiff.numpy "
-        f"({_BUILD}), or autodiff.stop_gradient(x) if you want a constant"
+        f"({_BUILD}), or autodiff.stop_gradient(x) if you want a constant" + _index_tricks_hint()
     )
+
+
+def _index_tricks_hint():
+    """A pointer to ``anp.r_`` / ``anp.c_`` when numpy's own ``np.r_[...]`` / ``np.c_[...]`` met the value."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("numpy"):
+        if frame.f_globals["__name__"] == "numpy.lib._index_tricks_impl":
+            return ". numpy's np.r_[...] and np.c_[...] cannot see traced values: write anp.r_[...] / anp.c_[...]"
+        frame = frame.f_back
+    return ""
 
 
 def install():

@@ -13,7 +13,7 @@ from .._batching import Batch
 from .._traced import value_of as strip_all
 from ..extend import Traced, value_of
 from . import _binary as choose
-from . import _broadcast, _complex, _indexing, _interop, _linalg, _remainder
+from . import _broadcast, _complex, _construction, _indexing, _interop, _linalg, _remainder
 from . import _elementwise as E
 from . import _reductions as R
 from . import _shape as S
@@ -185,7 +185,7 @@ METHODS = {
     "std": _method(R.std), "cumsum": _method(R.cumsum), "cumprod": _method(R.cumprod),
     "reshape": _reshape, "transpose": _transpose, "ravel": _method(S.ravel),
     "flatten": _method(S.ravel), "squeeze": _method(S.squeeze), "swapaxes": _method(S.swapaxes),
-    "astype": lambda self, dtype, **kwargs: _broadcast.cast(self, np.dtype(dtype)),
+    "astype": lambda self, dtype, **kwargs: _construction.astype(self, dtype),  # to int: plain, no derivative
     "clip": lambda self, a_min=None, a_max=None: choose.clip(self, a_min, a_max),
     "any": _nondiff("any"), "all": _nondiff("all"),
     "conj": _method(_complex.conj), "conjugate": _method(_complex.conj),

@@ -3,7 +3,8 @@
 import numpy as np
 
 from .. import _kernels
-from ..extend import Traced, defbatch, defjvp, deflinear, defvjp, primitive, value_of
+from ..extend import Traced, defbatch, defjvp, deflinear, defvjp, value_of
+from ._arraylike import ArrayLikeFirst  # numpy's reductions take lists and tuples, traced values inside too
 from ._batch_helpers import reduction
 from ._broadcast import broadcast_to, dtype_of, shape_of
 from ._construction import from_nested
@@ -44,7 +45,7 @@ def _sum(x, axis=None, keepdims=False, dtype=None):
     return np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype)
 
 
-sum = primitive(_sum, "sum")  # noqa: A001 - mirrors numpy's name
+sum = ArrayLikeFirst(_sum, "sum")  # noqa: A001 - mirrors numpy's name
 defvjp(sum, lambda g, ans, x, axis=None, keepdims=False, dtype=None: expand_reduced(g, x, axis, keepdims))
 deflinear(sum)
 defbatch(sum, reduction(sum))
@@ -68,7 +69,7 @@ def _extreme(np_fun, name):
     def forward(x, axis=None, keepdims=False):
         return np_fun(x, axis=axis, keepdims=keepdims)
 
-    prim = primitive(forward, name)
+    prim = ArrayLikeFirst(forward, name)
 
     def vjp(g, ans, x, axis=None, keepdims=False):
         return multiply(expand_reduced(g, x, axis, keepdims), _ties_share(ans, x, axis, keepdims))
@@ -101,7 +102,7 @@ def _prod(x, axis=None, keepdims=False):
     return np.prod(x, axis=axis, keepdims=keepdims)
 
 
-prod = primitive(_prod, "prod")
+prod = ArrayLikeFirst(_prod, "prod")
 
 
 def _prod_vjp(g, ans, x, axis=None, keepdims=False):
@@ -201,7 +202,7 @@ def _cumsum(x, axis=None):
     return np.cumsum(x, axis=axis)
 
 
-cumsum = primitive(_cumsum, "cumsum")
+cumsum = ArrayLikeFirst(_cumsum, "cumsum")
 
 
 def _cumsum_vjp(g, ans, x, axis=None):
@@ -221,7 +222,7 @@ def _cumprod(x, axis=None):
     return np.cumprod(x, axis=axis)
 
 
-cumprod = primitive(_cumprod, "cumprod")
+cumprod = ArrayLikeFirst(_cumprod, "cumprod")
 
 
 def _refuse_zeros(x):

@@ -158,24 +158,6 @@ def _moved_order(ndim, source, destination):
     return [o if o is not None else next(fill) for o in order]
 
 
-def hstack(arrays):
-    """Stack horizontally (along axis 1, or 0 for 1-D arrays)."""
-    arrays = [_at_least(a, 1) for a in arrays]
-    return concatenate(arrays, axis=0 if len(shape_of(arrays[0])) == 1 else 1)
-
-
-def vstack(arrays):
-    """Stack vertically (1-D arrays become rows)."""
-    return concatenate([_at_least(a, 2) for a in arrays], axis=0)
-
-
-def _at_least(a, ndim):
-    shape = shape_of(a)
-    if len(shape) >= ndim:
-        return a
-    return reshape(a, (1,) * (ndim - len(shape)) + shape)
-
-
 def split(x, indices_or_sections, axis=0):
     """Split into a list of sub-arrays (slices of ``x``)."""
     from ._indexing import getitem
