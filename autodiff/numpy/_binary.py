@@ -10,7 +10,8 @@ import numpy as np
 from ..extend import defbatch, defjvp, defvjp, primitive, value_of
 from ._batch_helpers import elementwise
 from ._broadcast import as_constant, broadcast_as, dtype_of, unbroadcast
-from ._elementwise import add, divide, exp, multiply, negative, square, subtract, where
+from ._elementwise import add, divide, exp, multiply, negative, square, subtract
+from ._kinks import inverse_norm
 
 
 def _share(pick, tie, like):
@@ -138,21 +139,18 @@ defjvp(
 )
 
 
-def _safe(ans):
-    return where(value_of(ans) == 0, 1.0, ans)
-
-
 hypot = primitive(np.hypot, "hypot")
 defbatch(hypot, elementwise(hypot))
+# x / hypot(x, y), 0 at the origin, and NaN in every higher order there: a Euclidean norm's kink (_kinks)
 defvjp(
     hypot,
-    lambda g, ans, x, y: unbroadcast(multiply(g, divide(x, _safe(ans))), x),
-    lambda g, ans, x, y: unbroadcast(multiply(g, divide(y, _safe(ans))), y),
+    lambda g, ans, x, y: unbroadcast(multiply(g, multiply(x, inverse_norm(ans))), x),
+    lambda g, ans, x, y: unbroadcast(multiply(g, multiply(y, inverse_norm(ans))), y),
 )
 defjvp(
     hypot,
-    lambda t, ans, x, y: broadcast_as(multiply(t, divide(x, _safe(ans))), ans),
-    lambda t, ans, x, y: broadcast_as(multiply(t, divide(y, _safe(ans))), ans),
+    lambda t, ans, x, y: broadcast_as(multiply(t, multiply(x, inverse_norm(ans))), ans),
+    lambda t, ans, x, y: broadcast_as(multiply(t, multiply(y, inverse_norm(ans))), ans),
 )
 
 arctan2 = primitive(np.arctan2, "arctan2")
