@@ -17,6 +17,7 @@ PyTorch is compared where its answer comes from no LAPACK call (the SVD's norms 
 import numpy as np
 import pytest
 
+import autodiff.nn.functional as F
 import autodiff.numpy as anp
 from autodiff import abssum, grad, gradcheck, hessian, jacfwd, jacrev, jvp, maxabs, scaled, sumsq, vmap
 from traversal import total
@@ -266,3 +267,35 @@ def test_second_order_of_a_norm_squared_at_zero_is_nan_as_in_torch(name):
     h = torch.autograd.functional.hessian(lambda t: make(torch)(t) ** 2, torch.tensor(x))
     assert np.isnan(h.numpy()).all()
     assert np.isnan(hessian(lambda x: OURS[name](x) ** 2)(x)).all()
+
+
+# A choice whose derivative is exactly 0 (a unit that is off, a bound that holds, an element below the maximum)
+# keeps the NaN of a kink further on off its input: the composite is locally constant there, its true Hessian 0.
+OFF = -np.ones(3)
+CHOSEN_AWAY = {
+    "relu": lambda x: F.relu(x),
+    "maximum(x, 0)": lambda x: anp.maximum(x, 0.0),
+    "minimum(0, -x)": lambda x: anp.minimum(np.zeros(3), -x),
+    "fmax(x, 0)": lambda x: anp.fmax(x, 0.0),
+    "clip(x, 0, 1)": lambda x: anp.clip(x, 0.0, 1.0),
+    "max beside a zero column": lambda x: anp.max(anp.stack([x, np.zeros(3)], axis=1), axis=1),
+}
+
+
+@pytest.mark.parametrize("mode", SECOND)
+@pytest.mark.parametrize("name", sorted(CHOSEN_AWAY))
+def test_a_kinks_nan_stays_off_an_input_the_choice_did_not_take(name, mode):
+    """Wherever a reverse pass runs, the choice's ``where`` stops the NaN.  Forward over forward meets the kink
+    last, with a zero tangent times its NaN and no choice after it: NaN there, which section 11 allows."""
+    f = lambda x: anp.linalg.norm(CHOSEN_AWAY[name](x))  # noqa: E731  (the norm of zeros, constant near OFF)
+    if mode == "forward over forward":
+        _truth_or_all_nan(SECOND[mode](f)(OFF), np.zeros((3, 3)))
+    else:
+        np.testing.assert_array_equal(SECOND[mode](f)(OFF), np.zeros((3, 3)))
+    np.testing.assert_array_equal(grad(f)(OFF), np.zeros(3))
+
+
+def test_a_kinks_nan_stays_off_a_unit_that_is_off_as_in_torch():
+    torch = pytest.importorskip("torch", reason="torch is this test's oracle")
+    want = torch.autograd.functional.hessian(lambda t: torch.linalg.vector_norm(torch.relu(t)), torch.tensor(OFF))
+    np.testing.assert_array_equal(hessian(lambda x: anp.linalg.norm(F.relu(x)))(OFF), want.numpy())

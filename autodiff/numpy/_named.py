@@ -20,7 +20,7 @@ from . import linalg as _linalg
 from ._binary import maximum
 from ._broadcast import cast, dtype_of
 from ._complex import conj, real
-from ._elementwise import absolute, divide, multiply, sign
+from ._elementwise import absolute, divide, multiply, sign, where
 from ._kinks import inverse_norm
 from ._nondiff import NONDIFF
 
@@ -103,7 +103,8 @@ def _ties(ans, x):
 
 
 def _maxabs_vjp(g, ans, x):
-    return multiply(multiply(g, _modulus_slope(x)), _ties(ans, x))
+    ties = _ties(ans, x)  # where, not only the product: a NaN in g stays off the elements not at the maximum
+    return where(ties > 0, multiply(multiply(g, _modulus_slope(x)), ties), 0.0)
 
 
 maxabs = primitive(_maxabs, "maxabs")

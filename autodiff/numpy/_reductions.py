@@ -72,14 +72,22 @@ def _extreme(np_fun, name):
     prim = primitive(forward, name)
 
     def vjp(g, ans, x, axis=None, keepdims=False):
-        return multiply(expand_reduced(g, x, axis, keepdims), _ties_share(ans, x, axis, keepdims))
+        return _shared(expand_reduced(g, x, axis, keepdims), _ties_share(ans, x, axis, keepdims))
 
     def jvp(t, ans, x, axis=None, keepdims=False):  # the transpose: the tied elements' mean tangent
-        return sum(multiply(t, _ties_share(ans, x, axis, keepdims)), axis=axis, keepdims=keepdims)
+        return sum(_shared(t, _ties_share(ans, x, axis, keepdims)), axis=axis, keepdims=keepdims)
 
     defvjp(prim, vjp)
     defjvp(prim, jvp)
     return prim
+
+
+def _shared(g, share):
+    """``g * share``, exactly 0 off the extreme: a NaN in ``g`` (a norm's second derivative at its kink, design.md
+    section 11) stays off the elements that were not chosen, whose true derivative is 0."""
+    from ._elementwise import where
+
+    return where(share > 0, multiply(g, share), 0.0)
 
 
 def _ties_share(ans, x, axis, keepdims):
