@@ -9,6 +9,7 @@ are written by hand, so more conventions can be appended.  Where JAX is not inst
 (``pip install jax``, or the ``[compare]`` extra) its column is kept as committed, and said so.
 """
 
+import importlib
 import os
 import sys
 
@@ -76,10 +77,28 @@ def _relu(system):
 
 
 def _numpy_style(f):
-    return lambda system: f
+    return lambda systems: f
 
 
-# (case, where, functions by system, arguments, "grad" or "hvp")
+_MODULES = {"torch": "torch", "jax": "jax.numpy"}
+
+
+def _spelled(ours, numpy, **theirs):
+    """One function per system where their names differ: ``theirs[s](module)`` is system ``s``'s, its module
+    imported only when that system runs."""
+    def build(systems):
+        made = {s: theirs[s](importlib.import_module(_MODULES[s])) for s in systems if s in theirs}
+        return {"autodiff": ours, "numpy": numpy} | made
+    return build
+
+
+# std with ddof 0 in every system (torch's default is 1); torch has no cbrt: its users write sign(x) |x|**(1/3)
+_STD_SQUARED = _spelled(lambda x: anp.std(x) ** 2, lambda x: np.std(x) ** 2,
+                        torch=lambda t: lambda x: t.std(x, correction=0) ** 2, jax=lambda j: lambda x: j.std(x) ** 2)
+_CBRT = _spelled(anp.cbrt, np.cbrt, torch=lambda t: lambda x: t.sign(x) * t.abs(x) ** (1 / 3), jax=lambda j: j.cbrt)
+
+
+# (case, where, functions by system, arguments, "grad", or "hvp" (direction ones) or an hvp direction)
 CASES = [
     ("`clip(x, 0, 1)` at its bounds", "x = [0, 1]",
      _numpy_style(lambda xp, x: xp.sum(xp.clip(x, 0.0, 1.0))), (np.array([0.0, 1.0]),), "grad"),
@@ -93,7 +112,12 @@ CASES = [
     ("`norm(x)` at 0", "x = [0, 0]", _numpy_style(lambda xp, x: xp.linalg.norm(x)), (np.zeros(2),), "grad"),
     ("Hessian of `norm(x)` at 0, `H v`", "x = [0, 0], v = [1, 1]",
      _numpy_style(lambda xp, x: xp.linalg.norm(x)), (np.zeros(2),), "hvp"),
+    ("Hessian of `norm(x) ** 2` at 0, `H v`", "x = [0, 0], v = [1, 1]",
+     _numpy_style(lambda xp, x: xp.linalg.norm(x) ** 2), (np.zeros(2),), "hvp"),
+    ("Hessian of `std(x) ** 2` (= `var(x)`), `H v`", "x = [1, 1], v = [1, -1]",
+     _STD_SQUARED, (np.ones(2),), np.array([1.0, -1.0])),
     ("`sqrt(x)` at 0", "x = 0", _numpy_style(lambda xp, x: xp.sqrt(x)), (0.0,), "grad"),
+    ("`cbrt(x)` at 0", "x = 0", _CBRT, (0.0,), "grad"),
     ("`where(x > 0, sqrt(x), 0)`", "x = [0, 4]",
      _numpy_style(lambda xp, x: xp.sum(xp.where(x > 0, xp.sqrt(x), 0.0))), (np.array([0.0, 4.0]),), "grad"),
     ("the double `where`", "x = [0, 4]", _numpy_style(_double_where), (np.array([0.0, 4.0]),), "grad"),
@@ -104,7 +128,7 @@ CASES = [
 def _functions(case, systems):
     name, _, functions, args, _ = case
     if functions is not None:
-        return functions(None)
+        return functions(systems)
     if name.startswith("`relu"):
         return {s: _relu(s) for s in systems} | {"numpy": lambda x: np.sum(np.maximum(x, 0.0))}
     made = {"autodiff": lambda x: x * ste(x), "numpy": lambda x: x * np.round(x)}
@@ -126,8 +150,9 @@ def rows(systems):
     out = []
     for case in CASES:
         name, where, _, args, kind = case
-        c = autodiff.compare(_functions(case, ("autodiff",) + systems), *args, against=systems, hvp=kind == "hvp")
-        cell = {s: format_value(getattr(r, "hvp" if kind == "hvp" else "grad")) for s, r in c.results.items()}
+        hvp = kind if not isinstance(kind, str) else kind == "hvp"
+        c = autodiff.compare(_functions(case, ("autodiff",) + systems), *args, against=systems, hvp=hvp)
+        cell = {s: format_value(r.grad if hvp is False else r.hvp) for s, r in c.results.items()}
         out.append([name, where, cell["autodiff"], cell["torch"], cell.get("jax"), cell["finite differences"]])
     return out
 

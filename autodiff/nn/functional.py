@@ -11,9 +11,9 @@ array([0., 0., 1.])
 import numpy as np
 
 from ..extend import defbatch, defjvp, defvjp, primitive, value_of
-from ..numpy import add, exp, matmul, multiply, subtract, sum, transpose
+from ..numpy import add, exp, matmul, multiply, subtract, sum, transpose, where
 from ..numpy._batch_helpers import along, elementwise, reduction
-from ..numpy._broadcast import as_constant, dtype_of, shape_of
+from ..numpy._broadcast import shape_of
 from ..numpy._linalg import matmul_nt
 from ..numpy._reductions import expand_reduced
 
@@ -128,8 +128,16 @@ def sigmoid(x):
 
 
 relu_p = primitive(lambda x: np.maximum(x, 0), "relu")
-defvjp(relu_p, lambda g, ans, x: multiply(g, as_constant(value_of(x) > 0, dtype_of(x))))  # a float's test is a bool
-defjvp(relu_p, lambda t, ans, x: multiply(t, as_constant(value_of(x) > 0, dtype_of(x))))
+
+
+def _relu_passed(g, x):
+    """``g`` where ``x > 0``, exactly 0 elsewhere: ``where``, so a NaN from a kink further on (a norm's second
+    derivative at 0, design.md section 11) stays off a unit that is off, whose true derivative is 0 (as torch)."""
+    return where(value_of(x) > 0, g, 0.0)
+
+
+defvjp(relu_p, lambda g, ans, x: _relu_passed(g, x))
+defjvp(relu_p, lambda t, ans, x: _relu_passed(t, x))
 defbatch(relu_p, elementwise(relu_p))
 
 

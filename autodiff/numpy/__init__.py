@@ -55,6 +55,7 @@ from ._elementwise import (
     abs,
     absolute,
     add,
+    cbrt,
     cos,
     divide,
     exp,
@@ -152,11 +153,6 @@ from ._triangles import tril, triu
 def reciprocal(x):
     """``1 / x``."""
     return divide(1.0, x)
-
-
-def cbrt(x):
-    """The real cube root (negative inputs included)."""
-    return multiply(sign(x), power(absolute(x), 1.0 / 3.0))
 
 
 __all__ = [

@@ -11,6 +11,7 @@ from ..extend import defbatch, defjvp, defvjp, primitive, value_of
 from ._batch_helpers import elementwise
 from ._broadcast import as_constant, broadcast_as, dtype_of, unbroadcast
 from ._elementwise import add, divide, exp, multiply, negative, square, subtract, where
+from ._kinks import inverse_norm
 
 
 def _share(pick, tie, like):
@@ -18,16 +19,26 @@ def _share(pick, tie, like):
     return as_constant(pick + 0.5 * tie, dtype_of(like))  # Python floats compare to a bool, not an array
 
 
+def _taken(g, pick, tie, like):
+    """``g`` times the share ``pick + tie / 2``, and exactly 0 where the input was not taken.
+
+    ``where``, not only the product: a NaN in ``g`` (a Euclidean norm's second derivative at its kink, design.md
+    section 11) then stays off the inputs the choice did not take, whose true derivative is 0, as PyTorch's
+    masks keep it off.
+    """
+    return where(pick | tie, multiply(g, _share(pick, tie, like)), 0.0)
+
+
 def _choice_vjps(win):
     """Pullbacks for an op returning, elementwise, the input that ``win(x, y)`` prefers."""
 
     def vjp_x(g, ans, x, y):
         a, b = value_of(x), value_of(y)
-        return unbroadcast(multiply(g, _share(win(a, b), a == b, x)), x)
+        return unbroadcast(_taken(g, win(a, b), a == b, x), x)
 
     def vjp_y(g, ans, x, y):
         a, b = value_of(x), value_of(y)
-        return unbroadcast(multiply(g, _share(win(b, a), a == b, y)), y)
+        return unbroadcast(_taken(g, win(b, a), a == b, y), y)
 
     return vjp_x, vjp_y
 
@@ -37,11 +48,11 @@ def _choice_jvps(win):
 
     def jvp_x(t, ans, x, y):
         a, b = value_of(x), value_of(y)
-        return broadcast_as(multiply(t, _share(win(a, b), a == b, ans)), ans)
+        return broadcast_as(_taken(t, win(a, b), a == b, ans), ans)
 
     def jvp_y(t, ans, x, y):
         a, b = value_of(x), value_of(y)
-        return broadcast_as(multiply(t, _share(win(b, a), a == b, ans)), ans)
+        return broadcast_as(_taken(t, win(b, a), a == b, ans), ans)
 
     return jvp_x, jvp_y
 
@@ -83,6 +94,11 @@ def _mask(condition, like):
     return as_constant(condition, dtype_of(like))  # Python floats compare to a bool, not an array
 
 
+def _passed(g, condition, like):
+    """``g`` where ``condition`` holds, exactly 0 elsewhere (a NaN kept off the bound that was not hit: ``_taken``)."""
+    return where(condition, multiply(g, _mask(condition, like)), 0.0)
+
+
 def _above(x, lo, hi):
     """Where the result is ``hi``: numpy's clip is ``minimum(maximum(x, lo), hi)``, so with ``lo > hi`` every
     value goes to ``hi``, not only those above it."""
@@ -107,15 +123,15 @@ def _inside(x, lo, hi):
 
 defvjp(
     _clip_p,
-    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _mask(_inside(x, lo, hi), x)), x),
-    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _mask(_below(x, lo, hi), lo)), lo),
-    lambda g, ans, x, lo, hi: unbroadcast(multiply(g, _mask(_above(x, lo, hi), hi)), hi),
+    lambda g, ans, x, lo, hi: unbroadcast(_passed(g, _inside(x, lo, hi), x), x),
+    lambda g, ans, x, lo, hi: unbroadcast(_passed(g, _below(x, lo, hi), lo), lo),
+    lambda g, ans, x, lo, hi: unbroadcast(_passed(g, _above(x, lo, hi), hi), hi),
 )
 defjvp(
     _clip_p,
-    lambda t, ans, x, lo, hi: broadcast_as(multiply(t, _mask(_inside(x, lo, hi), ans)), ans),
-    lambda t, ans, x, lo, hi: broadcast_as(multiply(t, _mask(_below(x, lo, hi), ans)), ans),
-    lambda t, ans, x, lo, hi: broadcast_as(multiply(t, _mask(_above(x, lo, hi), ans)), ans),
+    lambda t, ans, x, lo, hi: broadcast_as(_passed(t, _inside(x, lo, hi), ans), ans),
+    lambda t, ans, x, lo, hi: broadcast_as(_passed(t, _below(x, lo, hi), ans), ans),
+    lambda t, ans, x, lo, hi: broadcast_as(_passed(t, _above(x, lo, hi), ans), ans),
 )
 
 
@@ -138,21 +154,18 @@ defjvp(
 )
 
 
-def _safe(ans):
-    return where(value_of(ans) == 0, 1.0, ans)
-
-
 hypot = primitive(np.hypot, "hypot")
 defbatch(hypot, elementwise(hypot))
+# x / hypot(x, y), 0 at the origin, and NaN in every higher order there: a Euclidean norm's kink (_kinks)
 defvjp(
     hypot,
-    lambda g, ans, x, y: unbroadcast(multiply(g, divide(x, _safe(ans))), x),
-    lambda g, ans, x, y: unbroadcast(multiply(g, divide(y, _safe(ans))), y),
+    lambda g, ans, x, y: unbroadcast(multiply(g, multiply(x, inverse_norm(ans))), x),
+    lambda g, ans, x, y: unbroadcast(multiply(g, multiply(y, inverse_norm(ans))), y),
 )
 defjvp(
     hypot,
-    lambda t, ans, x, y: broadcast_as(multiply(t, divide(x, _safe(ans))), ans),
-    lambda t, ans, x, y: broadcast_as(multiply(t, divide(y, _safe(ans))), ans),
+    lambda t, ans, x, y: broadcast_as(multiply(t, multiply(x, inverse_norm(ans))), ans),
+    lambda t, ans, x, y: broadcast_as(multiply(t, multiply(y, inverse_norm(ans))), ans),
 )
 
 arctan2 = primitive(np.arctan2, "arctan2")

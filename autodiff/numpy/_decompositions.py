@@ -18,7 +18,7 @@ from ..extend import ZeroTangent, defbatch, defjvp, defvjp, primitive, unthunk, 
 from ._batch_helpers import whole
 from ._broadcast import cast, dtype_of, shape_of
 from ._complex import conj, real
-from ._elementwise import add, divide, multiply, negative, subtract
+from ._elementwise import absolute, add, divide, multiply, negative, subtract
 from ._joining import concatenate
 from ._linalg import diagonal, matmul
 from ._reductions import max, min, sum
@@ -535,7 +535,9 @@ def matrix_norm(x, ord="fro", axis=(-2, -1), keepdims=False):
         )
     ndim = len(shape_of(x))
     rows, cols = (axis[0] % ndim, axis[1] % ndim)
-    value = reduce(svdvals(moveaxis(x, (rows, cols), (-2, -1))), axis=-1)
+    # |s|, not s: a zero singular value's vectors are LAPACK's arbitrary choice, and abs'(0) = 0 leaves them
+    # out, so the gradient is the least-norm subgradient (0 at the zero matrix, as every norm's; design.md 11)
+    value = reduce(absolute(svdvals(moveaxis(x, (rows, cols), (-2, -1)))), axis=-1)
     if keepdims:
         kept = tuple(1 if i in (rows, cols) else n for i, n in enumerate(shape_of(x)))
         value = reshape(value, kept)

@@ -152,6 +152,13 @@ defvjp(sqrt, lambda g, ans, x: divide(multiply(g, 0.5), ans))
 defjvp(sqrt, lambda t, ans, x: divide(multiply(t, 0.5), ans))
 defbatch(sqrt, elementwise(sqrt))
 
+cbrt = primitive(np.cbrt, "cbrt")
+# 1 / (3 cbrt(x)**2): +inf at 0, as sqrt's (design.md section 11); the second derivative there is NaN, its two
+# one-sided limits being -inf and +inf
+defvjp(cbrt, lambda g, ans, x: divide(g, multiply(3.0, square(ans))))
+defjvp(cbrt, lambda t, ans, x: divide(t, multiply(3.0, square(ans))))
+defbatch(cbrt, elementwise(cbrt))
+
 
 def _where(cond, x, y):
     return np.where(cond, x, y)
@@ -212,12 +219,16 @@ defbatch(sign, elementwise(sign))
 
 
 def _absolute_vjp(g, ans, x):
-    """``sign(x)`` for real ``x``; ``conj(z)/|z|`` for complex ``z`` (JAX's convention), 0 at z = 0."""
+    """``sign(x)`` for real ``x``; ``conj(z)/|z|`` for complex ``z`` (JAX's convention), 0 at z = 0.
+
+    A complex ``|z|`` is ``hypot(re, im)``, a Euclidean norm: its higher derivatives at 0 are NaN (``_kinks``).
+    """
     if not _is_complex(x):
         return multiply(g, sign(x))
     from ._complex import conj
+    from ._kinks import inverse_norm
 
-    return multiply(g, divide(conj(x), _nonzero(ans)))
+    return multiply(g, multiply(conj(x), inverse_norm(ans)))
 
 
 def _absolute_jvp(t, ans, x):
@@ -225,8 +236,9 @@ def _absolute_jvp(t, ans, x):
     if not _is_complex(x):
         return multiply(t, sign(x))
     from ._complex import conj, real
+    from ._kinks import inverse_norm
 
-    return divide(real(multiply(conj(x), t)), _nonzero(ans))
+    return multiply(real(multiply(conj(x), t)), inverse_norm(ans))
 
 
 absolute = primitive(np.absolute, "absolute")

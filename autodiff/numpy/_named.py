@@ -20,7 +20,8 @@ from . import linalg as _linalg
 from ._binary import maximum
 from ._broadcast import cast, dtype_of
 from ._complex import conj, real
-from ._elementwise import absolute, divide, multiply, sign
+from ._elementwise import absolute, divide, multiply, sign, where
+from ._kinks import inverse_norm
 from ._nondiff import NONDIFF
 
 
@@ -40,6 +41,17 @@ def _magnitudes(x):
 def _conj(x):
     """``conj(x)`` for complex ``x``: |z| pulls back through ``conj(z)/|z|`` (JAX's convention, docs/complex.md)."""
     return conj(x) if dtype_of(x).kind == "c" else x
+
+
+def _modulus_slope(x):
+    """``d|x|`` as a cotangent: ``sign(x)`` for real ``x``, ``conj(z) / |z|`` for complex ``z``, 0 at 0.
+
+    A complex ``|z|`` is a Euclidean norm of ``(re, im)``, so its higher derivatives at 0 are NaN, as
+    ``abs``'s and ``hypot``'s (:mod:`._kinks`); a real ``|x|`` is piecewise linear, with second derivative 0.
+    """
+    if dtype_of(x).kind != "c":
+        return sign(x)
+    return multiply(conj(x), inverse_norm(absolute(x)))
 
 
 def _pushed(unit_cotangent, t):
@@ -67,12 +79,12 @@ def _abssum(x):
 
 
 def _abssum_vjp(g, ans, x):
-    return multiply(g, _conj(sign(x)))
+    return multiply(g, _modulus_slope(x))
 
 
 abssum = primitive(_abssum, "abssum")
 defvjp(abssum, _abssum_vjp)
-defjvp(abssum, lambda t, ans, x: _pushed(_conj(sign(x)), t))
+defjvp(abssum, lambda t, ans, x: _pushed(_modulus_slope(x), t))
 
 
 def _maxabs(x):
@@ -91,7 +103,8 @@ def _ties(ans, x):
 
 
 def _maxabs_vjp(g, ans, x):
-    return multiply(multiply(g, _conj(sign(x))), _ties(ans, x))
+    ties = _ties(ans, x)  # where, not only the product: a NaN in g stays off the elements not at the maximum
+    return where(ties > 0, multiply(multiply(g, _modulus_slope(x)), ties), 0.0)
 
 
 maxabs = primitive(_maxabs, "maxabs")

@@ -9,6 +9,7 @@ from ._batch_helpers import reduction
 from ._broadcast import broadcast_to, dtype_of, shape_of
 from ._construction import from_nested
 from ._elementwise import divide, multiply
+from ._kinks import root
 
 _KERNEL_SIZE = 4096  # below this, numpy's own pairwise sum is as accurate and as fast
 
@@ -72,14 +73,22 @@ def _extreme(np_fun, name):
     prim = ArrayLikeFirst(forward, name)
 
     def vjp(g, ans, x, axis=None, keepdims=False):
-        return multiply(expand_reduced(g, x, axis, keepdims), _ties_share(ans, x, axis, keepdims))
+        return _shared(expand_reduced(g, x, axis, keepdims), _ties_share(ans, x, axis, keepdims))
 
     def jvp(t, ans, x, axis=None, keepdims=False):  # the transpose: the tied elements' mean tangent
-        return sum(multiply(t, _ties_share(ans, x, axis, keepdims)), axis=axis, keepdims=keepdims)
+        return sum(_shared(t, _ties_share(ans, x, axis, keepdims)), axis=axis, keepdims=keepdims)
 
     defvjp(prim, vjp)
     defjvp(prim, jvp)
     return prim
+
+
+def _shared(g, share):
+    """``g * share``, exactly 0 off the extreme: a NaN in ``g`` (a norm's second derivative at its kink, design.md
+    section 11) stays off the elements that were not chosen, whose true derivative is 0."""
+    from ._elementwise import where
+
+    return where(share > 0, multiply(g, share), 0.0)
 
 
 def _ties_share(ans, x, axis, keepdims):
@@ -158,8 +167,7 @@ def var(x, axis=None, ddof=0, keepdims=False):
     x = from_nested(x)
     from ._elementwise import subtract
 
-    shape = shape_of(x)
-    count = int(np.prod([shape[a] for a in _normalise_axis(axis, len(shape))]))
+    count = _count(shape_of(x), axis)
     centred = subtract(x, mean(x, axis=axis, keepdims=True))
     total = sum(abs_squared(centred), axis=axis, keepdims=keepdims)
     real_dtype = np.finfo(_float_dtype(x)).dtype
@@ -175,27 +183,23 @@ def abs_squared(x):
 
 
 def std(x, axis=None, ddof=0, keepdims=False):
-    """Standard deviation: ``sqrt(var)``, with derivative 0 where the variance is 0 (a constant slice)."""
-    x = from_nested(x)
-    return root(var(x, axis=axis, ddof=ddof, keepdims=keepdims))
+    """Standard deviation: ``sqrt(var)``.  Where the variance is 0 (a constant slice) the gradient is 0 and
+    every higher derivative NaN, the convention of a norm at 0 (:mod:`._kinks`): ``std(x) ** 2`` there gets
+    a NaN Hessian, not a wrong finite one.
 
-
-def root(s, p=2):
-    """``s ** (1/p)`` for ``s >= 0``, whose derivative is 0 (not inf * 0 = nan) where ``s == 0``.
-
-    The root of a sum of squares (a norm, a standard deviation) is not differentiable at 0; 0 is
-    its smallest subgradient, as for ``linalg.norm`` of a zero vector.  The inner ``where`` keeps
-    the untaken branch finite, so higher derivatives are 0 there too.
+    >>> float(std(np.array([1.0, 3.0]))), float(std(np.array([1.0, 3.0]), ddof=1) ** 2)
+    (1.0, 2.0)
     """
-    from ._elementwise import power, sqrt, where
+    x = from_nested(x)
+    spread = var(x, axis=axis, ddof=ddof, keepdims=keepdims)
+    if _count(shape_of(x), axis) == 1:  # a slice of one value: the variance is identically 0, no kink to pass
+        return spread
+    return root(spread)
 
-    def plain_root(v):
-        return sqrt(v) if p == 2 else power(v, 1.0 / p)
 
-    zero = np.equal(value_of(s), 0)
-    if not np.any(zero):
-        return plain_root(s)
-    return where(zero, 0.0, plain_root(where(zero, 1.0, s)))
+def _count(shape, axis):
+    """How many values each slice over ``axis`` reduces."""
+    return int(np.prod([shape[a] for a in _normalise_axis(axis, len(shape))]))
 
 
 def _cumsum(x, axis=None):

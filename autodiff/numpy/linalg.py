@@ -14,16 +14,17 @@ import numpy as np
 
 from .._kernels import reduce
 from .._rule_checks import stop_gradient
-from ..extend import ZeroTangent, defbatch, defjvp, defvjp, primitive, value_of
+from ..extend import ZeroTangent, defbatch, defjvp, defvjp, primitive
 from ._batch_helpers import whole
 from ._batch_ops import solve_rule
 from ._broadcast import dtype_of, shape_of, unbroadcast
 from ._complex import conj, imag, real
 from ._construction import from_nested
 from ._decompositions import eig, eigh, matrix_norm, pinv, svd
-from ._elementwise import absolute, add, divide, multiply, negative, power, where
+from ._elementwise import absolute, add, multiply, negative, power, where
+from ._kinks import inverse_norm, root
 from ._linalg import diagonal, matmul, vdot
-from ._reductions import abs_squared, max, min, prod, root, sum
+from ._reductions import abs_squared, max, min, prod, sum
 from ._shape import reshape, swapaxes
 
 __all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "svd", "eigh", "eig", "pinv", "matrix_norm"]
@@ -39,17 +40,17 @@ _norm = primitive(_norm_value, "norm")
 
 
 def _norm_vjp(g, ans, x):
-    safe = where(np.equal(value_of(ans), 0), 1, ans)  # the zero vector: subgradient 0, not nan
-    return multiply(g, divide(conj(x) if dtype_of(x).kind == "c" else x, safe))  # JAX's convention
+    """``g conj(x) / |x|`` (JAX's convention); at the zero vector 0, and NaN in every higher order (``_kinks``)."""
+    return multiply(conj(x) if dtype_of(x).kind == "c" else x, multiply(g, inverse_norm(ans)))
 
 
 defvjp(_norm, _norm_vjp)
 
 
 def _norm_jvp(t, ans, x):
-    safe = where(np.equal(value_of(ans), 0), 1, ans)  # as the pullback: the zero vector moves by 0
+    """``Re<x, t> / |x|``, the pullback transposed."""
     inner = real(vdot(x, t)) if dtype_of(x).kind == "c" else vdot(x, t)  # one BLAS dot, conj(x) for complex
-    return divide(inner, safe)  # Re<x, t> / |x|
+    return multiply(inner, inverse_norm(ans))
 
 
 defjvp(_norm, _norm_jvp)
@@ -113,7 +114,7 @@ def _vector_norm(x, ord, axis, keepdims):
     if ord == -np.inf:
         return min(a, axis=axis, keepdims=keepdims)
     if isinstance(ord, (int, float)) and ord > 0:
-        return root(sum(power(a, float(ord)), axis=axis, keepdims=keepdims), float(ord))
+        return root(sum(power(a, float(ord)), axis=axis, keepdims=keepdims), p=float(ord))
     raise NotImplementedError(f"autodiff.numpy.linalg.norm: ord={ord!r} is not supported for vectors")
 
 
