@@ -14,6 +14,7 @@ import numpy as np
 
 from ._batch_rules import batch_rule_of
 from ._traced import Traced, _state, current_level, surfaced
+from ._tuple_values import with_arrays
 
 
 class Batch:
@@ -29,6 +30,9 @@ class Batch:
         """``prim(*args, **kwargs)`` for every example at once: its batching rule on the unwrapped values."""
         if not self.active:
             raise escaped(prim.__name__, self)
+        arrays = with_arrays(prim, self, args)  # a tuple result read as one array: its parts stacked first
+        if arrays is not None:
+            return prim(*arrays, **kwargs)
         values, bdims = list(args), [None] * len(args)
         for i, a in enumerate(args):
             if type(a) is Traced and a.level == self.level:
@@ -169,8 +173,22 @@ def example_shape(x):
         if type(x.tape) is Batch:  # its batch axis leads the value below: not part of an example's shape
             depth += 1
         x = x.value
+    if type(x) is tuple and depth:  # a primitive's several outputs, each with the batch axes in front
+        return _tuple_shape(x, depth)
     shape = x.shape if type(x) is np.ndarray else np.shape(x)
     return shape[depth:] if depth else shape
+
+
+def _tuple_shape(parts, depth):
+    """The shape of one example of a tuple result read as one array (numpy's ``np.shape`` of the tuple)."""
+    shapes = [np.shape(part)[depth:] for part in parts]
+    if len(set(shapes)) > 1:
+        raise ValueError(
+            f"the result of a primitive with several outputs (slogdet, eigh, svd, ...) has no shape as one "
+            f"array: its parts have different shapes ({', '.join(map(str, shapes))}) (numpy refuses it too); "
+            "take the shape of a part: w, v = anp.linalg.eigh(a), then w.shape"
+        )
+    return (len(parts),) + shapes[0]
 
 
 def like_batches_of(x, value):

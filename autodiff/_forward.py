@@ -15,6 +15,7 @@ from ._checks import leaked
 from ._jvp_rules import jvp_rule_of
 from ._tangents import ZERO, ZeroTangent
 from ._traced import Traced, _state, current_level, surfaced
+from ._tuple_values import with_arrays
 
 observers = []  # callables (pushforward, prim, args, kwargs, result dual); used by autodiff.trace
 
@@ -73,6 +74,9 @@ def push(prim, level, args, kwargs):
     """Call ``prim`` on the primals of ``level``'s duals and push their tangents through its JVP rule."""
     if not level.active:
         raise leaked(prim, level)
+    arrays = with_arrays(prim, level, args)  # a tuple result read as one array: its parts stacked first
+    if arrays is not None:
+        return prim(*arrays, **kwargs)
     argvals = list(args)
     argnums, tangents = [], []
     lower = False  # do traced values of lower levels remain inside?

@@ -7,6 +7,7 @@ for a holomorphic ``f`` the pullback of the cotangent 1 is ``1 * f'(z)``: one ``
 import numpy as np
 
 from ._arguments import is_differentiable
+from ._batching import example_shape
 from ._calls import argnums_of
 from ._paths import format_path
 from ._traced import value_of
@@ -64,11 +65,11 @@ def _check_complex(arg, n):
 
 
 def _complex_one(out):
-    out = value_of(out)
-    if np.ndim(out) != 0 or np.result_type(out).kind != "c":
+    shape, out = example_shape(out), value_of(out)  # under vmap, one example's shape: a batch of scalars is fine
+    if shape != () or np.result_type(out).kind != "c":
         raise TypeError(
             f"holomorphic_grad: the function must return a complex scalar, but it returned a value of "
-            f"shape {np.shape(out)} and dtype {np.result_type(out)}; a holomorphic function maps complex "
+            f"shape {shape} and dtype {np.result_type(out)}; a holomorphic function maps complex "
             "to complex (for a real-valued function of complex inputs, use autodiff.grad)"
         )
     return np.result_type(out).type(1)

@@ -24,8 +24,11 @@ def vmap(f, in_axes=0, out_axes=0, axis_size=None):
     ``in_axes`` is an int (the batch axis of every array leaf; negative counts
     from the end), ``None`` (not batched), or a tuple with one entry per
     positional argument, each an int, ``None`` or a structure mirroring that
-    argument (a dict for a dict, and so on).  ``out_axes`` says the same of the
-    output.  ``axis_size`` gives the batch size when no argument is batched.
+    argument (a dict for a dict, and so on).  Keyword arguments are mapped
+    along axis 0 of every leaf, as in JAX (``in_axes`` names positional ones
+    only; close over one the same for every example).  ``out_axes`` says the
+    same of the output.  ``axis_size`` gives the batch size when no argument is
+    batched: an int, 0 included.
     It nests with itself and with ``grad``, ``vjp``, ``jvp`` and ``hvp`` in
     any order: ``vmap(grad(loss), in_axes=(None, 0, 0))(w, X, Y)`` gives
     per-example gradients.
@@ -39,25 +42,25 @@ def vmap(f, in_axes=0, out_axes=0, axis_size=None):
            [0., 2.]])
     >>> vmap(lambda x: x.sum(), in_axes=1)(np.ones((2, 3)))
     array([2., 2., 2.])
+    >>> vmap(lambda x, scale=1.0: x * scale, in_axes=None)(np.ones(2), scale=np.arange(3.0))
+    array([[0., 0.],
+           [1., 1.],
+           [2., 2.]])
     """
     if not callable(f):
         raise TypeError(f"vmap: expected a function to map, got {type(f).__name__}; pass the function first")
     _check_spec(in_axes, "in_axes")
     _check_spec(out_axes, "out_axes")
+    _check_axis_size(axis_size)
 
     @functools.wraps(f)
     def mapped(*args, **kwargs):
-        if kwargs:
-            raise TypeError(
-                f"vmap: the mapped function got keyword arguments {sorted(kwargs)}, which in_axes cannot name; pass "
-                "them positionally (in_axes None for one the same for every example), or close over them: "
-                "vmap(lambda x: f(x, s=2.0))"
-            )
         inputs = _batched_leaves(args, in_axes)
+        inputs.update(_keyword_leaves(kwargs))
         size = _batch_size(inputs, axis_size)
         with open_batch(size) as level:
-            out = f(*_substitute(args, inputs, level))
-            out = split_tuple_outputs(out)
+            args, kwargs = _substitute(args, kwargs, inputs, level)
+            out = split_tuple_outputs(f(*args, **kwargs))
         return _outputs(out, out_axes, level)
 
     return mapped
@@ -68,8 +71,20 @@ def _check_spec(spec, name):
         if axis is not None and not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
             raise TypeError(
                 f"vmap: {name} must be an int, None or a structure of them, but has {axis!r} at "
-                f"{format_path(path) if path else 'the top'}; give the batch axis as an int, or None for none"
+                f"{_place(name, path) if path else 'the top'}; give the batch axis as an int, or None for none"
             )
+
+
+def _check_axis_size(axis_size):
+    """``axis_size`` is ``None`` or a number of examples: an int, 0 included (an empty batch, as a batched
+    argument of 0 examples gives)."""
+    if axis_size is None:
+        return
+    if not isinstance(axis_size, (int, np.integer)) or isinstance(axis_size, (bool, np.bool_)):
+        raise TypeError(f"vmap: axis_size must be an int (the number of examples), got {axis_size!r} of type "
+                        f"{type(axis_size).__name__}; pass an int, or None to take it from the batched arguments")
+    if axis_size < 0:
+        raise ValueError(f"vmap: axis_size must be the number of examples, 0 or more, got {axis_size}")
 
 
 def _axes_for(spec, args, name):
@@ -81,7 +96,7 @@ def _axes_for(spec, args, name):
             raise ValueError(
                 f"vmap: in_axes must be an int, None or a tuple with one entry per positional argument; got "
                 f"{_describe(spec)} for {len(args)} argument(s). Give one entry per argument, e.g. "
-                f"in_axes=({', '.join(['0'] * len(args))})"
+                f"in_axes={tuple([0] * len(args))}"
             )
     table = dict(leaves(spec))
 
@@ -91,7 +106,7 @@ def _axes_for(spec, args, name):
                 return table[path[:n]]
         raise ValueError(
             f"vmap: {name} does not mirror the {'arguments' if name == 'in_axes' else 'output'}: nothing in it "
-            f"covers the leaf at {format_path(path)}; give a structure like the "
+            f"covers the leaf at {_place(name, path)}; give a structure like the "
             f"{'argument' if name == 'in_axes' else 'output'}, or one int (or None) for a whole subtree"
         )
 
@@ -117,19 +132,44 @@ def _batched_leaves(args, in_axes):
     return found
 
 
+def _keyword_leaves(kwargs):
+    """``{path: (leaf, 0, its size)}`` for every leaf of the keyword arguments: JAX maps them along axis 0."""
+    found = {}
+    for name, value in kwargs.items():
+        for path, leaf in leaves(value, (name,)):
+            if leaf is not None:
+                found[path] = (leaf, *_normalised(leaf, 0, path))
+    return found
+
+
 def _normalised(leaf, axis, path):
-    shape = _shape(leaf)
+    shape, giver = _shape(leaf), "in_axes gives" if _positional(path) else _KEYWORDS
+    fix = "in_axes None" if _positional(path) else "it positionally with in_axes None, or close over it"
     if shape is None or not shape:
         raise ValueError(
-            f"vmap: in_axes gives the {'scalar' if shape == () else type(leaf).__name__} at {format_path(path)} "
-            f"the batch axis {axis}, but it has no axes; give it in_axes None (the same for every example)"
+            f"vmap: {giver} the {'scalar' if shape == () else type(leaf).__name__} at {_leaf_name(path)} "
+            f"the batch axis {axis}, but it has no axes; pass {fix} (the same for every example)"
         )
     if not -len(shape) <= axis < len(shape):
         raise ValueError(
-            f"vmap: in_axes gives the array at {format_path(path)} (shape {shape}) the batch axis {axis}, which "
+            f"vmap: {giver} the array at {_leaf_name(path)} (shape {shape}) the batch axis {axis}, which "
             f"it does not have; give an axis in [{-len(shape)}, {len(shape)})"
         )
     return int(axis) % len(shape), shape[int(axis)]
+
+
+_KEYWORDS = "keyword arguments are mapped along axis 0 (in_axes names positional ones only), which gives"
+
+
+def _positional(path):
+    return type(path[0]) is not str  # a keyword argument's leaves sit under its name
+
+
+def _leaf_name(path):
+    """An argument's leaf: ``arg 0: ['w']`` for a positional argument, ``keyword argument scale`` for another."""
+    if _positional(path):
+        return format_path(path)
+    return f"keyword argument {path[0]}" + "".join(f"[{k!r}]" for k in path[1:])
 
 
 def _shape(x):
@@ -149,18 +189,19 @@ def _batch_size(inputs, axis_size):
     for path, n in sizes.items():
         if n != sizes[first]:
             raise ValueError(
-                f"vmap: batch sizes differ: the leaf at {format_path(first)} has {sizes[first]} examples along "
-                f"its batch axis, the leaf at {format_path(path)} has {n}; give every batched argument the "
+                f"vmap: batch sizes differ: the leaf at {_leaf_name(first)} has {sizes[first]} examples along "
+                f"its batch axis, the leaf at {_leaf_name(path)} has {n}; give every batched argument the "
                 "same batch size (or in_axes None for one that is shared)"
             )
     if axis_size is not None and axis_size != sizes[first]:
         raise ValueError(f"vmap: axis_size={axis_size} but the batched arguments have {sizes[first]} examples "
-                         f"(the leaf at {format_path(first)}); drop axis_size or make them agree")
+                         f"(the leaf at {_leaf_name(first)}); drop axis_size or make them agree")
     return sizes[first]
 
 
-def _substitute(args, inputs, level):
-    """``args`` with each batched leaf replaced by a batched value (one per distinct array: ties stay tied)."""
+def _substitute(args, kwargs, inputs, level):
+    """``args`` and ``kwargs`` with each batched leaf replaced by a batched value (one per distinct array: ties
+    stay tied)."""
     made = {}
 
     def leaf_fn(path, leaf):
@@ -173,7 +214,8 @@ def _substitute(args, inputs, level):
         return made[key]
 
     walked = {path[0] for path in inputs}  # the arguments with a batched leaf: the others stay as they are
-    return tuple(transform(a, leaf_fn, rebuild_node, (i,)) if i in walked else a for i, a in enumerate(args))
+    args = tuple(transform(a, leaf_fn, rebuild_node, (i,)) if i in walked else a for i, a in enumerate(args))
+    return args, {k: transform(v, leaf_fn, rebuild_node, (k,)) if k in walked else v for k, v in kwargs.items()}
 
 
 def _move(x, source, destination):
@@ -210,10 +252,15 @@ def _output_leaf(leaf, axis, level, path):
         leaf = leaf.value
     ndim = len(shape) + 1
     if not -ndim <= axis < ndim:
-        raise ValueError(f"vmap: out_axes puts the batch axis of the output at {_at(path)} at {axis}, but it "
-                         f"has {ndim} axes with the batch; give an axis in [{-ndim}, {ndim})")
+        raise ValueError(f"vmap: out_axes puts the batch axis of {_at(path)} at axis {axis}, but with the batch it "
+                         f"has {ndim} axes; give an axis in [{-ndim}, {ndim})")
     axis %= ndim
     return _move(leaf, 0, axis)
+
+
+def _place(name, path):
+    """Where ``path`` points, in the words of ``name``'s side: an argument's leaf, or a part of the output."""
+    return format_path(path) if name == "in_axes" else _at(path)
 
 
 def _at(path):

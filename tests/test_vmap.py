@@ -460,7 +460,7 @@ def test_a_branch_on_a_batched_value_says_what_to_do():
     (lambda: vmap(lambda x: x, in_axes="0")(np.ones(2)), r"vmap: in_axes must be an int, None"),
     (lambda: vmap(lambda x: x, axis_size=3)(np.ones(2)), r"vmap: axis_size=3 but the batched arguments have 2"),
     (lambda: vmap(lambda x, s=1.0: x * s)(np.ones(2), s=2.0),
-     r"vmap: the mapped function got keyword arguments \['s'\].*pass them positionally"),
+     r"vmap: keyword arguments are mapped along axis 0 .* the scalar at keyword argument s the batch axis 0"),
 ])
 def test_errors_name_vmap_the_place_and_the_fix(call, message):
     with pytest.raises((ValueError, TypeError), match=message):

@@ -13,7 +13,9 @@ import inspect
 import numpy as np
 
 from .._batch_rules import loop
+from .._batching import Batch, batch_depth, like_batches_of
 from .._batching import example_shape as _example_shape
+from .._traced import value_of as strip_all
 from ..extend import Traced
 
 shape_of = _example_shape  # one example's shape (hides every vmap's axis), as ``_broadcast.shape_of``
@@ -23,6 +25,30 @@ def example_shape(a, bdim):
     """The shape of one example of ``a`` (its batch axis dropped)."""
     shape = shape_of(a)
     return shape if bdim is None else shape[1:]
+
+
+def resolved(shape, example):
+    """``shape`` (a reshape's target) with its ``-1`` worked out for one example of shape ``example``.
+
+    Batched, the target gains the batch size in front; a ``-1`` left in it would be worked out from the
+    whole batch's size, which an empty batch (0 examples) leaves undetermined.  A shape numpy would refuse
+    is returned as it is, for numpy to refuse.
+
+    >>> resolved((-1, 2), (3, 4))
+    (6, 2)
+    """
+    shape = tuple(int(s) for s in shape)
+    known = int(np.prod([s for s in shape if s != -1]))
+    if shape.count(-1) != 1 or known <= 0 or int(np.prod(example)) % known:
+        return shape
+    return tuple(int(np.prod(example)) // known if s == -1 else s for s in shape)
+
+
+def flat(x, level):
+    """Batched ``x`` with each example flattened: ``(batch, size of one example)``, an empty batch included."""
+    from ._shape import reshape
+
+    return reshape(x, (level.size, int(np.prod(example_shape(x, 0)))))
 
 
 def _rank(a, bdim):
@@ -101,14 +127,12 @@ def reduction(prim, flatten_none=False):
     """
 
     def rule(level, args, bdims, kwargs):
-        from ._shape import reshape
-
         named = _bound(prim, args, kwargs)
         names = list(named)
         x = named.pop(names[0])
         ndim = len(example_shape(x, 0))
         if named.get("axis") is None and flatten_none:
-            x, named["axis"] = reshape(x, (level.size, -1)), 1
+            x, named["axis"] = flat(x, level), 1
         else:
             named["axis"] = shift(named.get("axis"), ndim)
         return prim(x, **named), 0
@@ -156,21 +180,34 @@ def fold_leading(prim, shape_at=None, arrays=1):
 
         if any(b is not None for b in bdims[arrays:]):
             return loop(prim, level, args, bdims, kwargs)
-        args = list(args)
+        args, examples = list(args), []
         for i in range(arrays):
             a = args[i] if bdims[i] is not None else _broadcast_batch(args[i], level.size)
             shape = shape_of(a)
+            examples.append((shape[1:], a))
             args[i] = reshape(a, (shape[0] * shape[1],) + shape[2:])
-        lead = shape[1]  # one example's leading size, for an empty batch (there is no B·N to divide by B)
+        lead = None
         if shape_at is not None:
             full = tuple(args[shape_at])
-            args[shape_at] = (level.size * full[0],) + full[1:]
-            lead = full[0]
+            args[shape_at], lead = (level.size * full[0],) + full[1:], full[0]
         out = prim(*args, **kwargs)
         shape = shape_of(out)
-        return reshape(out, (level.size, shape[0] // level.size if level.size else lead) + shape[1:]), 0
+        if lead is None:
+            lead = shape[0] // level.size if level.size else _one_examples_lead(prim, examples, args, kwargs)
+        return reshape(out, (level.size, lead) + shape[1:]), 0
 
     return rule
+
+
+def _one_examples_lead(prim, examples, args, kwargs):
+    """The output's leading size for one example, for an empty batch (there is no B·N to divide by B):
+    ``prim``'s plain forward run on one example of zeros (``im2col``'s rows are not its images)."""
+    from .._traced import value_of as strip_all
+    from ._broadcast import dtype_of
+
+    zeros = [np.zeros(shape, dtype_of(a)) for shape, a in examples]
+    rest = [strip_all(a) for a in args[len(examples):]]
+    return shape_of(prim.fun(*zeros, *rest, **kwargs))[0]
 
 
 def _broadcast_batch(a, size):
@@ -189,11 +226,31 @@ def per_example(fn, x, axis=None):
     >>> per_example(np.argsort, np.array([3.0, 1.0, 2.0]), -1)
     array([1, 2, 0])
     """
-    from .._batching import batch_depth, like_batches_of
-    from .._traced import value_of as strip_all
-
     depth = batch_depth(x)
     v = strip_all(x)
     if axis is None:
         return like_batches_of(x, fn(v)) if depth else fn(v)
     return like_batches_of(x, fn(v, int(axis) % (np.ndim(v) - depth) + depth)) if depth else fn(v, axis)
+
+
+def over_example_axes(fn, x, axis):
+    """``fn(plain x, axes)`` per example under ``vmap``, for an ``fn`` reducing or scanning ``axes``: one
+    example's ``axis`` (an int, a tuple, or ``None`` for all of them) as a tuple shifted past the batch axes.
+
+    >>> over_example_axes(lambda v, axes: v.sum(axes), np.ones((2, 3)), None)
+    np.float64(6.0)
+    """
+    depth, v = batch_depth(x), strip_all(x)
+    ndim = np.ndim(v) - depth
+    axes = tuple(range(ndim)) if axis is None else tuple(int(a) % ndim for a in np.atleast_1d(axis))
+    out = fn(v, tuple(a + depth for a in axes))
+    return like_batches_of(x, out) if depth else out
+
+
+def differentiated(x):
+    """Does ``x`` carry a level of differentiation (a tape's, a pushforward's), not only ``vmap``'s batches?"""
+    while type(x) is Traced:
+        if type(x.tape) is not Batch:
+            return True
+        x = x.value
+    return False

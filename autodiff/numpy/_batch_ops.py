@@ -8,7 +8,7 @@ import numpy as np
 
 from .._batch_rules import loop
 from .._batching import is_batched
-from ._batch_helpers import align, example_shape, shape_of, shift
+from ._batch_helpers import align, example_shape, flat, resolved, shape_of, shift
 
 
 def broadcast_to(x, shape):
@@ -42,7 +42,7 @@ def reshape_rule(level, args, bdims, kwargs):
     if bdims[0] is None or order != "C":
         return loop(reshape, level, args, bdims, kwargs)
     shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-    return reshape(x, (level.size,) + shape), 0
+    return reshape(x, (level.size,) + resolved(shape, example_shape(x, 0))), 0
 
 
 def transpose_rule(level, args, bdims, kwargs):
@@ -162,8 +162,7 @@ def roll_rule(level, args, bdims, kwargs):
     axis = args[2] if len(args) > 2 else kwargs.get("axis")
     shape = example_shape(x, 0)
     if axis is None:
-        flat = roll(reshape(x, (level.size, -1)), shift_by, 1)
-        return reshape(flat, (level.size,) + shape), 0
+        return reshape(roll(flat(x, level), shift_by, 1), (level.size,) + shape), 0
     return roll(x, shift_by, shift(axis, len(shape))), 0
 
 
@@ -272,12 +271,12 @@ def pack_rule(level, args, bdims, kwargs):
     from ._shape import _concatenate_p, reshape
 
     shape, dtype, leaves = args[0], args[1], args[2:]
-    flat = []
+    pieces = []
     for leaf, b in zip(leaves, bdims[2:]):
         leaf = _front(leaf, b, level.size)
         leaf = leaf if dtype_of(leaf) == dtype else cast(leaf, dtype)
-        flat.append(reshape(leaf, (level.size, -1)))
-    return reshape(_concatenate_p(*flat, axis=1), (level.size,) + tuple(shape)), 0
+        pieces.append(flat(leaf, level))
+    return reshape(_concatenate_p(*pieces, axis=1), (level.size,) + tuple(shape)), 0
 
 
 def split_flat_rule(level, args, bdims, kwargs):

@@ -20,6 +20,8 @@ def dtype_of(x):
     """dtype of a plain or traced value; Python floats are float64."""
     while type(x) is Traced:
         x = x.value
+    if type(x) is tuple:  # a primitive's several outputs (slogdet's), read as one array: numpy's promotion
+        return np.result_type(*x)
     return x.dtype if type(x) is np.ndarray else np.result_type(x)
 
 

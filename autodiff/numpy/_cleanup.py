@@ -7,7 +7,7 @@ those and is zero at the replaced ones (replacements are constants).
 
 import numpy as np
 
-from ..extend import Traced, value_of
+from ..extend import Traced, plain_value, value_of
 from ._arraylike import as_array
 from ._batch_helpers import per_example
 from ._broadcast import dtype_of
@@ -46,4 +46,4 @@ def real_if_close(a, tol=100):
         return a
     if tol > 1:
         tol = np.finfo(dtype_of(a)).eps * tol
-    return real(a) if np.all(np.abs(np.imag(value_of(a))) < tol) else a
+    return real(a) if np.all(np.abs(np.imag(plain_value(a))) < tol) else a  # one dtype for every example

@@ -10,6 +10,7 @@ blocks), and each is the other's pullback, so construction nests to any order.
 import numpy as np
 
 from .._traced import value_of as _strip_all
+from .._tuple_values import stacked
 from ..extend import (
     Thunk,
     Traced,
@@ -144,6 +145,7 @@ def array(obj, dtype=None, copy=True, order="K", ndmin=0):
     >>> autodiff.grad(lambda x: anp.sum(anp.array([x, x * 2.0, 3.0]) * np.array([1.0, 10.0, 100.0])))(0.5)
     21.0
     """
+    obj = _one_array(obj)
     leaves = _leaves(obj) if type(obj) in (list, tuple) else [obj]
     if dtype is None and type(obj) in (list, tuple) and _numeric(leaves):
         dtype = _result_dtype(leaves)  # the same dtype whether or not a leaf is traced
@@ -167,6 +169,7 @@ def asarray(obj, dtype=None, order=None):
     >>> asarray([1.0, 2.0]).dtype
     dtype('float64')
     """
+    obj = _one_array(obj)
     if type(obj) is Traced:
         return obj if dtype is None or dtype_of(obj) == np.dtype(dtype) else astype(obj, dtype)
     if type(obj) in (list, tuple):  # through array, so the dtype is the same traced or not
@@ -200,6 +203,11 @@ def astype(x, dtype, copy=True):
     if dtype.kind in "fc":  # always an array, as numpy's (a 0-d value may be held as a numpy scalar)
         return cast(x, dtype)
     return _cast_plain(x, dtype)
+
+
+def _one_array(obj):
+    """A primitive's several outputs (``slogdet``'s), traced as one tuple, as numpy's array of them."""
+    return stacked(obj, "autodiff.numpy.array") if type(obj) is Traced and type(_strip_all(obj)) is tuple else obj
 
 
 def from_nested(x):

@@ -1,11 +1,15 @@
 """Non-differentiable helpers: they accept traced values and return plain results.
 
 Shapes, indices, masks and fresh constants carry no derivative, so these
-strip tracing from their arguments and call numpy.  Under ``vmap`` a mask
-still differs per example: elementwise ones stay batched (each is a
-primitive with the elementwise batching rule), shapes are one example's, and
-``any``/``all`` over every axis look at the whole batch (they decide Python
-branches, and the careful branch is right for every example).
+strip tracing from their arguments and call numpy.  Under ``vmap`` every
+answer is one example's, as a loop over the examples would give it: masks
+stay batched (each elementwise op is a primitive with the elementwise batching
+rule), shapes are one example's, and the reductions (``any``, ``all``,
+``array_equal``, ``allclose``, ``count_nonzero``, ``argmax``) reduce each
+example, so a Python branch on their result raises (it differs between
+examples) rather than taking one branch for the whole batch.  A check that
+may read the whole batch at once (a fast path taken when it holds for every
+example) says so with ``autodiff.extend.plain_value``.
 """
 
 import functools
@@ -17,6 +21,7 @@ from .._traced import value_of as strip_all
 from ..extend import defbatch, primitive, value_of
 from ._batch_helpers import elementwise, reduction
 from ._broadcast import shape_of
+from ._searchsorted import searchsorted
 
 
 def _strip(x):
@@ -62,15 +67,21 @@ def _reduction(name, flatten_none=False, default=None):
     return prim
 
 
-def _whole_batch(name):
-    fun = getattr(np, name)
+def _array_equal(a, b, equal_nan=False):
+    """numpy's ``array_equal`` per example: the same shape, and every entry equal (NaNs equal to NaNs with
+    ``equal_nan``)."""
+    if shape_of(a) != shape_of(b):
+        return False  # the same for every example
+    same = _UNDER_VMAP["equal"](a, b)
+    if equal_nan and all(np.result_type(strip_all(v)).kind in "fc" for v in (a, b)):
+        both_nan = _UNDER_VMAP["logical_and"](_UNDER_VMAP["isnan"](a), _UNDER_VMAP["isnan"](b))
+        same = _UNDER_VMAP["logical_or"](same, both_nan)
+    return _AXIS_REDUCTIONS["all"](same)
 
-    def decide(*args, **kwargs):
-        if kwargs.get("axis") is not None or len(args) > 1:
-            return _AXIS_REDUCTIONS[name](*args, **kwargs)
-        return fun(*map(strip_all, args), **kwargs)
 
-    return decide
+def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
+    """numpy's ``allclose`` per example: ``all(isclose(a, b))``."""
+    return _AXIS_REDUCTIONS["all"](_UNDER_VMAP["isclose"](a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
 def _refuse(name):
@@ -95,12 +106,11 @@ _UNDER_VMAP.update(
     shape=lambda x: shape_of(x), ndim=lambda x: len(shape_of(x)), size=lambda x: int(np.prod(shape_of(x))),
     argmax=_reduction("argmax", flatten_none=True), argmin=_reduction("argmin", flatten_none=True),
     argsort=_reduction("argsort", flatten_none=True, default=-1),
-    any=_whole_batch("any"), all=_whole_batch("all"), count_nonzero=_AXIS_REDUCTIONS["count_nonzero"],
-    allclose=lambda *a, **k: np.allclose(*map(strip_all, a), **k),
-    array_equal=lambda *a, **k: np.array_equal(*map(strip_all, a), **k),
+    any=_AXIS_REDUCTIONS["any"], all=_AXIS_REDUCTIONS["all"], count_nonzero=_AXIS_REDUCTIONS["count_nonzero"],
+    allclose=_allclose, array_equal=_array_equal,
     result_type=lambda *a: np.result_type(*map(strip_all, a)),
     iscomplexobj=lambda x: np.iscomplexobj(strip_all(x)), isrealobj=lambda x: np.isrealobj(strip_all(x)),
-    argwhere=_refuse("argwhere"), nonzero=_refuse("nonzero"), searchsorted=_refuse("searchsorted"),
+    argwhere=_refuse("argwhere"), nonzero=_refuse("nonzero"), searchsorted=searchsorted,
 )
 
 _NAMES = [

@@ -3,9 +3,9 @@
 import numpy as np
 
 from .. import _kernels
-from ..extend import Traced, defbatch, defjvp, deflinear, defvjp, value_of
+from ..extend import defbatch, defjvp, deflinear, defvjp, plain_value, value_of
 from ._arraylike import ArrayLikeFirst  # numpy's reductions take lists and tuples, traced values inside too
-from ._batch_helpers import reduction
+from ._batch_helpers import differentiated, over_example_axes, reduction
 from ._broadcast import broadcast_to, dtype_of, shape_of
 from ._construction import from_nested
 from ._elementwise import divide, multiply
@@ -117,14 +117,14 @@ prod = ArrayLikeFirst(_prod, "prod")
 def _prod_vjp(g, ans, x, axis=None, keepdims=False):
     v = value_of(x)
     g = expand_reduced(g, x, axis, keepdims)
-    if np.all(v != 0):
+    if np.all(plain_value(v) != 0):  # every example's (the fast path holds for each)
         return multiply(g, divide(expand_reduced(ans, x, axis, keepdims), x))
-    if type(x) is Traced or type(g) is Traced:
+    if differentiated(x) or differentiated(g):  # batched by vmap alone is first order, per example
         raise NotImplementedError(
             "autodiff.numpy.prod: higher derivatives at inputs containing zeros are not supported; "
             "the first derivative is exact"
         )
-    return g * _product_of_others(v, axis)
+    return g * over_example_axes(_product_of_others, v, axis)
 
 
 def _product_of_others(v, axis):
@@ -148,14 +148,14 @@ defvjp(prod, _prod_vjp)
 
 def _prod_jvp(t, ans, x, axis=None, keepdims=False):
     v = value_of(x)
-    if np.all(v != 0):  # d prod = prod * sum(t / x)
+    if np.all(plain_value(v) != 0):  # d prod = prod * sum(t / x), for every example
         return multiply(ans, sum(divide(t, x), axis=axis, keepdims=keepdims))
-    if type(x) is Traced:
+    if differentiated(x):
         raise NotImplementedError(
             "autodiff.numpy.prod: higher derivatives at inputs containing zeros are not supported; "
             "the first derivative is exact"
         )
-    return sum(multiply(t, _product_of_others(v, axis)), axis=axis, keepdims=keepdims)
+    return sum(multiply(t, over_example_axes(_product_of_others, v, axis)), axis=axis, keepdims=keepdims)
 
 
 defjvp(prod, _prod_jvp)
@@ -230,7 +230,7 @@ cumprod = ArrayLikeFirst(_cumprod, "cumprod")
 
 
 def _refuse_zeros(x):
-    if np.any(value_of(x) == 0):
+    if np.any(plain_value(x) == 0):
         raise NotImplementedError(
             "autodiff.numpy.cumprod: the derivative at inputs containing zeros is not supported"
         )

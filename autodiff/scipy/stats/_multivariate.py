@@ -23,10 +23,12 @@ _LOG_2PI, _LOG_PI = math.log(2.0 * math.pi), math.log(math.pi)
 
 def _check_positive_definite(name, cov):
     c = np.asarray(strip_all(cov), dtype=np.float64)  # under vmap: every example's matrix at once
-    w = np.linalg.eigvalsh(c)
     factor = 1e3 if dtype_of(cov) == np.float32 else 1e6
-    tol = factor * np.finfo(dtype_of(cov)).eps * np.max(np.abs(w))
-    if w.min() < -tol or w.min() <= tol:
+    w = np.linalg.eigvalsh(c).reshape(-1, c.shape[-1])  # one row per matrix, each judged on its own scale
+    tols = factor * np.finfo(dtype_of(cov)).eps * np.max(np.abs(w), axis=1)
+    bad = np.flatnonzero(w.min(axis=1) <= tols)
+    if bad.size:
+        w, tol = w[bad[0]], tols[bad[0]]
         what = "not positive semi-definite" if w.min() < -tol else "singular (to working precision)"
         raise ValueError(
             f"autodiff.scipy.stats.{name}: the covariance matrix is {what}: its eigenvalues range over "
