@@ -499,8 +499,8 @@ OPS = [
     Op("stats.binom.cdf", lambda p: stats.binom.cdf(sc.COUNTS, 4, p), plain(st.just(((),))), sc.open_unit),
     Op("stats.pdf, sf and logsf forms", sc.other_continuous_forms, plain(st.just(((3,), ())))),
     Op("stats.pmf and logcdf forms", sc.other_discrete_forms, plain(st.just(((3,),))), sc.open_unit),
-    Op("stats.dirichlet.logpdf", stats.dirichlet.logpdf, plain(st.sampled_from([((3,), (3,)), ((3, 2), (3,))])),
-       positive),
+    Op("stats.dirichlet.logpdf", lambda x, a: stats.dirichlet.logpdf(x / anp.sum(x, axis=0), a),  # on the simplex
+       plain(st.sampled_from([((3,), (3,)), ((3, 2), (3,))])), positive),
     Op("stats.multivariate_normal.logpdf", lambda x, m, a: stats.multivariate_normal.logpdf(x, m, sc.spd(a)),
        plain(st.sampled_from([((4, 3), (3,), (3, 3)), ((2,), (2,), (2, 2))]))),
     Op("stats.multivariate_normal.logpdf diagonal", stats.multivariate_normal.logpdf,

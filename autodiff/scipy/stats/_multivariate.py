@@ -16,7 +16,8 @@ from .._doctests import doctests_of
 from ..linalg import solve_triangular
 from ..special import gammaln, xlogy
 from ._family import Family
-from ._support import plain, restrict
+from ._sampling import sampler
+from ._support import POSITIVE, Parameter, plain, restrict, safe
 
 _LOG_2PI, _LOG_PI = math.log(2.0 * math.pi), math.log(math.pi)
 
@@ -86,6 +87,7 @@ multivariate_normal = Family(
     "multivariate_normal",
     logpdf=_mvn_logpdf,
     pdf=lambda x, mean=None, cov=1.0, allow_singular=False: exp(_mvn_logpdf(x, mean, cov, allow_singular)),
+    rvs=sampler("multivariate_normal"),
 )
 
 
@@ -102,13 +104,30 @@ multivariate_t = Family(
     "multivariate_t",
     logpdf=_mvt_logpdf,
     pdf=lambda x, loc=None, shape=1.0, df=1.0: exp(_mvt_logpdf(x, loc, shape, df)),
+    params={"df": POSITIVE},
+    rvs=sampler("multivariate_t"),
 )
 
 
+def _on_simplex(x):
+    """Where the columns of ``x`` lie on the simplex: entries ``>= 0`` summing to 1 (scipy's tolerance,
+    ``1e-9``, widened to the rounding of the sum in float32)."""
+    x = plain(x)
+    tol = max(1e-9, 8 * np.finfo(dtype_of(x) if dtype_of(x).kind == "f" else np.float64).eps * np.shape(x)[0])
+    with np.errstate(invalid="ignore"):
+        return np.all(x >= 0, axis=0) & (np.abs(np.sum(x, axis=0) - 1.0) <= tol)
+
+
 def _dirichlet_logpdf(x, alpha):
-    """scipy's layout: the components run along the first axis of ``x`` (``(K,)`` or ``(K, N)``)."""
+    """scipy's layout: the components run along the first axis of ``x`` (``(K,)`` or ``(K, N)``).
+
+    On the simplex's boundary the density is its limit: an ``x_i = 0`` with ``alpha_i = 1`` contributes
+    ``xlogy(0, 0) = 0``, not ``-inf`` (with ``alpha_i > 1`` it is ``-inf``, below 1 ``+inf``).  Off the simplex,
+    ``-inf``: the columns there are computed on the simplex's centre and dropped.
+    """
     a = reshape(alpha, shape_of(alpha) + (1,) * (len(shape_of(x)) - 1))
-    inside = np.all(plain(x) > 0, axis=0)
+    inside = _on_simplex(x)
+    x = safe(inside, x, 1.0 / shape_of(x)[0])
     log_norm = subtract(sum(gammaln(alpha)), gammaln(sum(alpha)))
     return restrict(inside, subtract(sum(xlogy(subtract(a, 1.0), x), axis=0), log_norm))
 
@@ -117,6 +136,8 @@ dirichlet = Family(
     "dirichlet",
     logpdf=_dirichlet_logpdf,
     pdf=lambda x, alpha: exp(_dirichlet_logpdf(x, alpha)),
+    params={"alpha": Parameter(lambda v: v > 0, 1.0, lambda valid: np.all(valid, axis=-1))},
+    rvs=sampler("dirichlet"),
 )
 
 multivariate_normal.__doc__ = """The multivariate normal: ``logpdf``, ``pdf``, through a Cholesky factor of ``cov``

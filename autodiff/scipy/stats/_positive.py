@@ -1,7 +1,9 @@
 """Families on a half-line or an interval: ``gamma``, ``beta``, ``expon``.
 
 Outside the support the log-density is ``-inf`` with gradient 0 (the formula is evaluated on a safe
-stand-in there, so no NaN leaks into the gradient).  ``gamma.cdf`` and ``beta.cdf`` go through
+stand-in there, so no NaN leaks into the gradient); a shape or scale that is not positive gives NaN.
+At the support's edge the density is its limit: ``gamma.logpdf(0, 1)`` is ``-log(scale)``, and
+``beta.logpdf(0, 1, b)`` is ``log(b)`` (``xlogy(0, 0) = 0``).  ``gamma.cdf`` and ``beta.cdf`` go through
 ``gammainc``/``betainc``: differentiable in ``x``, ``loc`` and ``scale``, not in the shapes.
 """
 
@@ -11,7 +13,8 @@ from ...numpy import divide, exp, expm1, log, negative, subtract
 from .._doctests import doctests_of
 from ..special import betainc, betaln, gammainc, gammaincc, gammaln, xlog1py, xlogy
 from ._family import Family
-from ._support import plain, restrict, safe
+from ._sampling import sampler
+from ._support import POSITIVE, plain, restrict, safe
 
 
 def _z(x, loc, scale):
@@ -47,6 +50,8 @@ gamma = Family(
     cdf=_gamma_cdf,
     logcdf=lambda x, a, loc=0.0, scale=1.0: log(_gamma_cdf(x, a, loc, scale)),
     sf=_gamma_sf,
+    params={"a": POSITIVE, "scale": POSITIVE},
+    rvs=sampler("gamma"),
 )
 
 
@@ -74,6 +79,8 @@ beta = Family(
     pdf=lambda x, a, b, loc=0.0, scale=1.0: exp(_beta_logpdf(x, a, b, loc, scale)),
     cdf=_beta_cdf,
     logcdf=lambda x, a, b, loc=0.0, scale=1.0: log(_beta_cdf(x, a, b, loc, scale)),
+    params={"a": POSITIVE, "b": POSITIVE, "scale": POSITIVE},
+    rvs=sampler("beta"),
 )
 
 
@@ -99,6 +106,8 @@ expon = Family(
     cdf=_expon_cdf,
     logcdf=lambda x, loc=0.0, scale=1.0: log(_expon_cdf(x, loc, scale)),
     logsf=_expon_logsf,
+    params={"scale": POSITIVE},
+    rvs=sampler("expon"),
 )
 
 gamma.__doc__ = """The gamma distribution: ``logpdf``, ``pdf``, ``cdf``, ``logcdf``, ``sf`` (the last three not
