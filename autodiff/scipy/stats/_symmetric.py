@@ -103,8 +103,9 @@ def _t_norm_const(df):
 
 def _half_step_series(inv):
     """``sum c_n inv^n`` over the odd ``n`` of ``_HALF_STEP``, by Horner's rule in ``inv^2``."""
-    inv2, total = square(inv), 0.0
-    for _, c in reversed(_HALF_STEP[1:]):
+    inv2 = square(inv)
+    total = multiply(inv2, _HALF_STEP[-1][1])
+    for _, c in reversed(_HALF_STEP[1:-1]):
         total = multiply(add(total, c), inv2)
     return multiply(add(total, _HALF_STEP[0][1]), inv)
 
