@@ -14,8 +14,8 @@ called as in ``scipy.stats`` (``norm.logpdf(x, loc, scale)``).
 from ._discrete import bernoulli, binom, poisson
 from ._family import Family
 from ._multivariate import dirichlet, multivariate_normal, multivariate_t
-from ._positive import beta, expon, gamma
+from ._positive import beta, chi2, expon, gamma
 from ._symmetric import cauchy, laplace, logistic, norm, t
 
-__all__ = ["norm", "t", "cauchy", "laplace", "logistic", "gamma", "beta", "expon", "poisson", "bernoulli",
+__all__ = ["norm", "t", "cauchy", "laplace", "logistic", "gamma", "chi2", "beta", "expon", "poisson", "bernoulli",
            "binom", "dirichlet", "multivariate_normal", "multivariate_t", "Family"]

@@ -83,9 +83,19 @@ def _mvn_logpdf(x, mean=None, cov=1.0, allow_singular=False):
     return multiply(add(add(maha, logdet), dim * _LOG_2PI), -0.5)
 
 
+def _mvn_entropy(mean=None, cov=1.0):
+    """``(log det cov + d (1 + log 2 pi)) / 2``, through a Cholesky factor; ``mean`` does not enter."""
+    dim = _dim(mean, cov)
+    cov = _as_matrix(cov, dim)
+    _check_positive_definite("multivariate_normal", cov)
+    logdet = multiply(sum(log(diagonal(linalg.cholesky(cov)))), 2.0)
+    return multiply(add(logdet, dim * (1.0 + _LOG_2PI)), 0.5)
+
+
 multivariate_normal = Family(
     "multivariate_normal",
     logpdf=_mvn_logpdf,
+    entropy=_mvn_entropy,
     pdf=lambda x, mean=None, cov=1.0, allow_singular=False: exp(_mvn_logpdf(x, mean, cov, allow_singular)),
     rvs=sampler("multivariate_normal"),
 )
@@ -140,7 +150,7 @@ dirichlet = Family(
     rvs=sampler("dirichlet"),
 )
 
-multivariate_normal.__doc__ = """The multivariate normal: ``logpdf``, ``pdf``, through a Cholesky factor of ``cov``
+multivariate_normal.__doc__ = """The multivariate normal: ``logpdf``, ``pdf``, ``entropy``, through a Cholesky factor of ``cov``
 (a scalar, a vector of variances or a matrix); differentiable in ``x``, ``mean`` and ``cov``.
 
 >>> import numpy as np

@@ -1,4 +1,5 @@
-"""Families on a half-line or an interval: ``gamma``, ``beta``, ``expon``.
+"""Families on a half-line or an interval: ``gamma``, ``chi2`` (a gamma of shape ``df/2``, scale 2), ``beta``,
+``expon``.
 
 Outside the support the log-density is ``-inf`` with gradient 0 (the formula is evaluated on a safe
 stand-in there, so no NaN leaks into the gradient); a shape or scale that is not positive gives NaN.
@@ -52,6 +53,18 @@ gamma = Family(
     sf=_gamma_sf,
     params={"a": POSITIVE, "scale": POSITIVE},
     rvs=sampler("gamma"),
+)
+
+
+chi2 = Family(
+    "chi2",
+    logpdf=lambda x, df, loc=0.0, scale=1.0: _gamma_logpdf(x, df * 0.5, loc, scale * 2.0),
+    pdf=lambda x, df, loc=0.0, scale=1.0: exp(_gamma_logpdf(x, df * 0.5, loc, scale * 2.0)),
+    cdf=lambda x, df, loc=0.0, scale=1.0: _gamma_cdf(x, df * 0.5, loc, scale * 2.0),
+    logcdf=lambda x, df, loc=0.0, scale=1.0: log(_gamma_cdf(x, df * 0.5, loc, scale * 2.0)),
+    sf=lambda x, df, loc=0.0, scale=1.0: _gamma_sf(x, df * 0.5, loc, scale * 2.0),
+    params={"df": POSITIVE, "scale": POSITIVE},
+    rvs=sampler("chi2"),
 )
 
 
@@ -110,6 +123,14 @@ expon = Family(
     rvs=sampler("expon"),
 )
 
+chi2.__doc__ = """The chi-squared distribution, a gamma of shape ``df / 2`` and scale 2: ``logpdf``, ``pdf``, ``cdf``,
+``logcdf``, ``sf`` (the last three not differentiable in ``df``).
+
+>>> import autodiff
+>>> float(chi2.logpdf(2.0, 2.0)), float(autodiff.grad(chi2.cdf)(2.0, 2.0))  # log(e^-1 / 2), and the density
+(-1.6931471806, 0.1839397206)
+"""
+
 gamma.__doc__ = """The gamma distribution: ``logpdf``, ``pdf``, ``cdf``, ``logcdf``, ``sf`` (the last three not
 differentiable in the shape ``a``).
 
@@ -139,5 +160,5 @@ expon.__doc__ = """The exponential distribution: ``logpdf``, ``pdf``, ``cdf``, `
 0.0
 """
 
-__all__ = ["gamma", "beta", "expon"]
+__all__ = ["gamma", "chi2", "beta", "expon"]
 __test__ = doctests_of(globals(), __all__)
