@@ -1,5 +1,7 @@
 """Multivariate families: ``multivariate_normal``, ``multivariate_t`` (through a Cholesky factor), ``dirichlet``.
 
+``multivariate_normal(..., allow_singular=True)`` works through an eigendecomposition instead, as scipy's does.
+
 A covariance (or shape matrix) that is singular to working precision is refused with a clear error
 before any factorisation, by scipy's own test (eigenvalues below ``1e6 eps`` (float64) or ``1e3 eps``
 (float32) times the largest), so a nearly singular matrix never turns into a NaN log-density.
@@ -10,7 +12,23 @@ import math
 import numpy as np
 
 from ..._traced import value_of as strip_all
-from ...numpy import add, diag, diagonal, exp, linalg, log, log1p, multiply, reshape, square, subtract, sum
+from ...numpy import (
+    add,
+    diag,
+    diagonal,
+    divide,
+    exp,
+    linalg,
+    log,
+    log1p,
+    matmul,
+    multiply,
+    reshape,
+    square,
+    subtract,
+    sum,
+    where,
+)
 from ...numpy._broadcast import dtype_of, shape_of
 from .._doctests import doctests_of
 from ..linalg import solve_triangular
@@ -33,8 +51,9 @@ def _check_positive_definite(name, cov):
         what = "not positive semi-definite" if w.min() < -tol else "singular (to working precision)"
         raise ValueError(
             f"autodiff.scipy.stats.{name}: the covariance matrix is {what}: its eigenvalues range over "
-            f"[{w.min():.3g}, {w.max():.3g}], and values at or below {tol:.3g} count as 0. allow_singular=True is "
-            "not supported; add a small multiple of the identity (cov + 1e-6 * np.eye(d)) or reduce the dimension"
+            f"[{w.min():.3g}, {w.max():.3g}], and values at or below {tol:.3g} count as 0. Add a small multiple of "
+            "the identity (cov + 1e-6 * np.eye(d)) or reduce the dimension"
+            + ("; or pass allow_singular=True for the density on its support" if name == "multivariate_normal" else "")
         )
 
 
@@ -72,13 +91,32 @@ def _dim(mean, cov):
     return shape_of(cov)[-1] if len(shape_of(cov)) > 0 else 1
 
 
+def _singular_logpdf(x, mean, cov, dim):
+    """scipy's ``allow_singular=True``: the density on the support ``mean + range(cov)``, through an
+    eigendecomposition, with scipy's cut for a zero eigenvalue (``1e6 eps`` times the largest, ``1e3 eps``
+    in float32) and its test for a point off the support (``-inf`` there).  Differentiable in ``x`` and ``mean``
+    everywhere, in ``cov`` where its eigenvalues are distinct."""
+    s, u = linalg.eigh(_as_matrix(cov, dim))
+    plain_s, plain_u = plain(s), plain(u)
+    eps = (1e3 if dtype_of(cov) == np.float32 else 1e6) * np.finfo(dtype_of(cov)).eps
+    eps = eps * np.max(np.abs(plain_s), axis=-1, keepdims=True)
+    keep = plain_s > eps
+    kept = safe(keep, s, 1.0)
+    rows, out_shape = _points(x, dim)
+    centred = subtract(rows, mean) if mean is not None else rows
+    projected = matmul(centred, u)
+    maha = sum(where(keep, divide(square(projected), kept), 0.0), axis=-1)
+    log_pdet = sum(where(keep, log(kept), 0.0), axis=-1)
+    rank = np.sum(keep, axis=-1)
+    residual = np.sqrt(np.sum(np.where(keep, 0.0, plain(projected)) ** 2, axis=-1))
+    logp = multiply(add(add(maha, log_pdet), rank * _LOG_2PI), -0.5)
+    return reshape(restrict(residual < 1e3 * eps[..., 0], logp), out_shape)
+
+
 def _mvn_logpdf(x, mean=None, cov=1.0, allow_singular=False):
-    if allow_singular:
-        raise NotImplementedError(
-            "autodiff.scipy.stats.multivariate_normal: allow_singular=True is not supported; "
-            "use allow_singular=False with a positive-definite covariance"
-        )
     dim = _dim(mean, cov)
+    if allow_singular:
+        return _singular_logpdf(x, mean, cov, dim)
     maha, logdet = _mahalanobis_and_logdet("multivariate_normal", x, mean, cov, dim)
     return multiply(add(add(maha, logdet), dim * _LOG_2PI), -0.5)
 
