@@ -48,7 +48,8 @@ j1.__doc__ = """The Bessel function of the first kind of order 1; its derivative
 >>> float(autodiff.grad(j1)(0.0))
 0.5
 """
-jn.__doc__ = """``jn(n, x)``, the Bessel function of the first kind of order ``n`` (scipy's ``jv``), differentiable in ``x``.
+jn.__doc__ = """``jn(n, x)``, the Bessel function of the first kind of order ``n`` (scipy's ``jv``), differentiable
+in ``x``.
 
 >>> import autodiff
 >>> bool(abs(autodiff.grad(jn, argnums=1)(2, 1.0) - (jn(1, 1.0) - jn(3, 1.0)) / 2) < 1e-15)

@@ -1,4 +1,5 @@
-"""The error function and the standard normal: ``erf``, ``erfc``, ``erfinv``, ``erfcinv``, ``ndtr``, ``ndtri``, ``log_ndtr``.
+"""The error function and the standard normal: ``erf``, ``erfc``, ``erfinv``, ``erfcinv``, ``ndtr``, ``ndtri``,
+``log_ndtr``.
 
 Every rule is a Gaussian density, written with differentiable ops.
 """
@@ -59,7 +60,8 @@ erfinv.__doc__ = """The inverse of ``erf`` on ``(-1, 1)``; its derivative is ``s
 defpartials(erfinv, lambda ans, x: multiply(exp(square(ans)), _HALF_SQRT_PI))
 
 erfcinv = ufunc_primitive(sc.erfcinv, "erfcinv")
-erfcinv.__doc__ = """The inverse of ``erfc`` on ``(0, 2)``, accurate near 0; its derivative is ``-sqrt(pi)/2 exp(erfcinv(x)^2)``.
+erfcinv.__doc__ = """The inverse of ``erfc`` on ``(0, 2)``, accurate near 0; its derivative is
+``-sqrt(pi)/2 exp(erfcinv(x)^2)``.
 
 >>> import autodiff
 >>> float(erfc(erfcinv(0.25)))

@@ -97,7 +97,7 @@ def _singular_logpdf(x, mean, cov, dim):
     in float32) and its test for a point off the support (``-inf`` there).  Differentiable in ``x`` and ``mean``
     everywhere, in ``cov`` where its eigenvalues are distinct."""
     s, u = linalg.eigh(_as_matrix(cov, dim))
-    plain_s, plain_u = plain(s), plain(u)
+    plain_s = plain(s)
     eps = (1e3 if dtype_of(cov) == np.float32 else 1e6) * np.finfo(dtype_of(cov)).eps
     eps = eps * np.max(np.abs(plain_s), axis=-1, keepdims=True)
     keep = plain_s > eps
@@ -188,8 +188,8 @@ dirichlet = Family(
     rvs=sampler("dirichlet"),
 )
 
-multivariate_normal.__doc__ = """The multivariate normal: ``logpdf``, ``pdf``, ``entropy``, through a Cholesky factor of ``cov``
-(a scalar, a vector of variances or a matrix); differentiable in ``x``, ``mean`` and ``cov``.
+multivariate_normal.__doc__ = """The multivariate normal: ``logpdf``, ``pdf``, ``entropy``, through a Cholesky factor of
+``cov`` (a scalar, a vector of variances or a matrix); differentiable in ``x``, ``mean`` and ``cov``.
 
 >>> import numpy as np
 >>> import autodiff

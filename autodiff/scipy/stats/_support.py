@@ -9,7 +9,8 @@
   formula is again evaluated on a safe stand-in (:func:`safe`) so no NaN leaks into the gradient.
 """
 
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 
 import numpy as np
 
