@@ -154,12 +154,21 @@ def _cauchy_cdf(x, loc=0.0, scale=1.0):
     return where(left, divide(arctan(divide(-1.0, zl)), math.pi), add(0.5, divide(arctan(zr), math.pi)))
 
 
+def _cauchy_logcdf(x, loc=0.0, scale=1.0):
+    """``log cdf``; right of 1 it is ``log1p(-arctan(1/z) / pi)`` (the sf is ``arctan(1/z) / pi`` there), which
+    keeps the digits of a cdf near 1."""
+    z = _z(x, loc, scale)
+    right = np.greater(plain(z), 1.0)
+    near_one = log1p(negative(divide(arctan(divide(1.0, safe(right, z, 2.0))), math.pi)))
+    return where(right, near_one, log(_cauchy_cdf(x, loc, scale)))
+
+
 cauchy = Family(
     "cauchy",
     logpdf=_cauchy_logpdf,
     pdf=lambda x, loc=0.0, scale=1.0: exp(_cauchy_logpdf(x, loc, scale)),
     cdf=_cauchy_cdf,
-    logcdf=lambda x, loc=0.0, scale=1.0: log(_cauchy_cdf(x, loc, scale)),
+    logcdf=_cauchy_logcdf,
     params=_SCALE,
     rvs=sampler("cauchy"),
 )
