@@ -44,6 +44,9 @@ def _typed(fun, qualified, params):
 class Family:
     """Named functions of one family; asking for a missing one names what the family has.
 
+    ``params`` maps parameter names to a ``_support.Parameter`` (what is valid, and a valid stand-in): every
+    method then gives NaN where one is invalid.  ``rvs``, when given, is the family's sampler, kept as it is.
+
     >>> import numpy as np
     >>> half_normal = Family("half_normal", logpdf=lambda x: np.log(2.0) - x * x / 2 - np.log(2 * np.pi) / 2)
     >>> round(float(half_normal.logpdf(0.0)), 4)
