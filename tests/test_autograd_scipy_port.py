@@ -11,8 +11,7 @@ Read differently from autograd (each noted at its case):
   derivatives along the real line); autograd also tries complex points.
 * ``sqrtm`` takes a symmetric positive-definite matrix: autograd symmetrises a random matrix, whose negative
   eigenvalues give a complex root that autodiff.scipy refuses.
-* autograd's own ``convolve(..., axes=, dot_axes=)`` (``test_convolve_generalization``, ``test_convolve_ignore``,
-  ``test_convolve_ignore_dot``) is not scipy's API and is not ported (see docs/scipy.md).
+* ``solve_banded``'s band has its diagonal moved away from 0 (a random band can be nearly singular).
 """
 
 import itertools
@@ -248,6 +247,55 @@ def test_convolve(shapes):
     firsts, seconds = ([R(*s) for s in group] for group in shapes)
     check(signal.convolve, [0, 1], firsts, seconds, mode=["full", "valid", "same"],
           reference=lambda a, b, mode: scipy.signal.convolve(a, b, mode, method="direct"))
+
+
+def _by_slices(a, b, axes, dot_axes, mode):
+    """The oracle for autograd's generalised convolve: scipy's convolve of every pair of slices, summed over the
+    dot axes, laid out as (in1's kept axes, in2's kept axes, convolved axes)."""
+    keep1 = [i for i in range(a.ndim) if i not in axes[0] and i not in dot_axes[0]]
+    keep2 = [i for i in range(b.ndim) if i not in axes[1] and i not in dot_axes[1]]
+    a = np.transpose(a, keep1 + list(dot_axes[0]) + list(axes[0]))
+    b = np.transpose(b, keep2 + list(dot_axes[1]) + list(axes[1]))
+    out = {}
+    for i in np.ndindex(*a.shape[:len(keep1)]):
+        for j in np.ndindex(*b.shape[:len(keep2)]):
+            out[i + j] = sum(scipy.signal.convolve(a[i][d], b[j][d], mode, method="direct")
+                             for d in np.ndindex(*a.shape[len(keep1):len(keep1) + len(dot_axes[0])]))
+    first = next(iter(out.values()))
+    result = np.empty(a.shape[:len(keep1)] + b.shape[:len(keep2)] + first.shape)
+    for index, value in out.items():
+        result[index] = value
+    return result
+
+
+def test_convolve_generalization():
+    """autograd's own check of its axes/dot_axes convolve, against scipy's convolve and numpy's tensordot."""
+    a35, a34, a342, a2543, a24232 = R(3, 5), R(3, 4), R(3, 4, 2), R(2, 5, 4, 3), R(2, 4, 2, 3, 2)
+    for mode in ["valid", "full"]:
+        np.testing.assert_allclose(signal.convolve(a35, a34, axes=([1], [0]), mode=mode)[1, 2],
+                                   scipy.signal.convolve(a35[1, :], a34[:, 2], mode), rtol=1e-12)
+        np.testing.assert_allclose(signal.convolve(a35, a34, axes=([], []), dot_axes=([0], [0]), mode=mode),
+                                   np.tensordot(a35, a34, axes=([0], [0])), rtol=1e-12)
+        np.testing.assert_allclose(signal.convolve(a35, a342, axes=([1], [2]), dot_axes=([0], [0]), mode=mode)[2],
+                                   sum(scipy.signal.convolve(a35[i, :], a342[i, 2, :], mode) for i in range(3)),
+                                   rtol=1e-12)
+        np.testing.assert_allclose(
+            signal.convolve(a2543, a24232, axes=([1, 2], [2, 4]), dot_axes=([0, 3], [0, 3]), mode=mode)[2],
+            sum(scipy.signal.convolve(a2543[i, :, :, j], a24232[i, 2, :, j, :], mode)
+                for i in range(2) for j in range(3)), rtol=1e-12)
+
+
+@pytest.mark.parametrize("axes", [([0], [0]), ([1], [1]), ([0], [1]), ([1], [0]), ([0, 1], [0, 1]), ([1, 0], [1, 0])])
+def test_convolve_ignore(axes):
+    check(lambda a, b, mode: signal.convolve(a, b, axes=axes, mode=mode), [0, 1], [R(4, 3)], [R(3, 2)],
+          mode=["full", "valid", "same"], reference=lambda a, b, mode: _by_slices(a, b, axes, ((), ()), mode))
+
+
+@pytest.mark.parametrize("dot_axes", [([0], [2]), ([0], [0])])
+def test_convolve_ignore_dot(dot_axes):
+    check(lambda a, b, mode: signal.convolve(a, b, axes=([1], [1]), dot_axes=dot_axes, mode=mode), [0, 1],
+          [R(3, 3, 2)], [R(3, 2, 3)], mode=["full", "valid", "same"],
+          reference=lambda a, b, mode: _by_slices(a, b, ([1], [1]), dot_axes, mode))
 
 
 # --- special -----------------------------------------------------------------------------------------------
