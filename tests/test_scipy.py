@@ -235,10 +235,10 @@ def test_user_code_converting_a_traced_value_inside_scipy_optimize_gets_the_plai
     assert "scipy.optimize" not in str(caught.value)
 
 
-@pytest.mark.parametrize("call", [lambda x: ss.gammasgn(x), lambda x: ss.gammaln(x, out=np.empty(2))],
+@pytest.mark.parametrize("call", [lambda x: ss.dawsn(x), lambda x: ss.gammaln(x, out=np.empty(2))],
                          ids=["unrouted ufunc", "out="])
 def test_an_unrouted_scipy_ufunc_form_raises_naming_it(call):
-    with pytest.raises(TypeError, match=r"scipy\.special\.(gammasgn|gammaln)\b"):
+    with pytest.raises(TypeError, match=r"scipy\.special\.(dawsn|gammaln)\b"):
         autodiff.grad(lambda x: call(x).sum())(np.array([0.3, 0.6]))
 
 

@@ -1,6 +1,9 @@
 """``autodiff.scipy``: scipy's special functions, distributions and linear algebra, differentiable.
 
 Import it explicitly (``import autodiff.scipy as asp``); ``import autodiff`` does not load scipy.
+The manual is docs/scipy.md.  In ``stats``, an invalid parameter gives NaN and a point off the support the
+value at the support's edge, as in scipy; ``stats.<dist>.rvs`` samples plain values; ``integrate.odeint``
+takes any structure of arrays in ``args``.
 
 >>> import numpy as np
 >>> import autodiff

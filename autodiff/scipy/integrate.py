@@ -24,6 +24,7 @@ True
 import numpy as np
 import scipy.integrate as si
 
+from .._trees import walk_flatten
 from .._vmap import vmap
 from ..extend import (
     Thunk,
@@ -33,6 +34,7 @@ from ..extend import (
     defjvp_joint,
     defvjp_joint,
     jvp_via_ad,
+    plain_value,
     primitive,
     vjp_via_ad,
 )
@@ -207,10 +209,32 @@ def _batched_field(func, size, n, arg_axes):
 defbatch(_odeint_p, _odeint_batch)
 
 
+def _numeric(x):
+    return isinstance(plain_value(x), (np.ndarray, np.generic, int, float, complex)) and not isinstance(x, bool)
+
+
+def _leaves_of(args):
+    """The numeric leaves of the ``args`` structure (the primitive's arguments, each differentiated on its own),
+    and ``rebuild(values)``: the structure with those leaves replaced; other leaves (strings, callables,
+    ``None``) stay as they are.  The gradient of a structured argument then mirrors it (design.md 2)."""
+    leaves, treedef = walk_flatten(args)
+    where = [i for i, x in enumerate(leaves) if _numeric(x)]
+
+    def rebuild(values):
+        full = list(leaves)
+        for i, v in zip(where, values):
+            full[i] = v
+        return treedef.unflatten(full)
+
+    return [leaves[i] for i in where], rebuild
+
+
 def odeint(func, y0, t, args=(), rtol=None, atol=None):
     """Integrate ``dy/dt = func(y, t, *args)`` from ``y0`` over the times ``t`` (as scipy's ``odeint``).
 
-    Differentiable in ``y0``, ``t`` and each float array or float in ``args``; ``func`` must be
+    Differentiable in ``y0``, ``t`` and every float array or float in ``args``, which is a tuple of
+    any structures of arrays (a network's list of ``(W, b)`` pairs, a dict): each leaf is differentiated
+    on its own, and a gradient with respect to a structure mirrors it.  ``func`` must be
     written with ``autodiff.numpy`` ops (its vector-Jacobian and Jacobian-vector products drive the
     adjoint and sensitivity solves).  ``y0`` is a real 1-d array; the result has shape
     ``(len(t), len(y0))`` and the inputs' floating dtype.  scipy's LSODA solves in float64 only, so
@@ -224,10 +248,30 @@ def odeint(func, y0, t, args=(), rtol=None, atol=None):
     True
     >>> bool(np.isclose(autodiff.jvp(y, np.array([2.0]), np.array([1.0]))[1][-1, 0], np.exp(-1.0)))
     True
+    >>> rate = lambda y, t, p: -p["k"] * y  # a structure in args: its gradient is the same structure
+    >>> g = autodiff.grad(lambda p: odeint(rate, np.ones(1), times, (p,), rtol=1e-10, atol=1e-10)[-1, 0])({"k": 0.5})
+    >>> bool(abs(g["k"] + np.exp(-0.5)) < 1e-8)  # d/dk exp(-k)
+    True
     """
     if len(shape_of(y0)) != 1:
         raise ValueError(f"autodiff.scipy.integrate.odeint: y0 must be 1-d, got shape {shape_of(y0)}")
     if not isinstance(args, tuple):
-        raise TypeError(f"autodiff.scipy.integrate.odeint: args must be a tuple, got {type(args).__name__}")
-    refuse_complex("autodiff.scipy.integrate.odeint", y0, t, *args)
-    return _odeint_p(func, y0, t, *args, rtol=rtol, atol=atol)
+        raise TypeError(
+            f"autodiff.scipy.integrate.odeint: args must be a tuple, got {type(args).__name__}; wrap a single "
+            "argument as args=(x,)"
+        )
+    leaves, rebuild = _leaves_of(args)
+    refuse_complex("autodiff.scipy.integrate.odeint", y0, t, *leaves)
+    if all(_numeric(x) for x in args):
+        return _odeint_p(func, y0, t, *args, rtol=rtol, atol=atol)  # flat already: func sees its own arguments
+    return _odeint_p(_Structured(func, rebuild), y0, t, *leaves, rtol=rtol, atol=atol)
+
+
+class _Structured:
+    """``func`` on the flat leaves: it rebuilds the structure of ``args`` before calling ``func``."""
+
+    def __init__(self, func, rebuild):
+        self.func, self.rebuild = func, rebuild
+
+    def __call__(self, y, t, *leaves):
+        return self.func(y, t, *self.rebuild(leaves))

@@ -23,10 +23,11 @@ from ..numpy import NONDIFF, concatenate, linalg, matmul, moveaxis, multiply, ne
 from ..numpy._batch_helpers import align, example_shape, per_example, whole
 from ..numpy._broadcast import dtype_of, shape_of, unbroadcast
 from ..numpy._sorting import permute_along
+from ._linear_equations import solve_banded, solve_sylvester
 from ._real import refuse_complex
 
 __all__ = ["solve_triangular", "cholesky", "cho_factor", "cho_solve", "lu_factor", "lu_solve",
-           "expm", "sqrtm", "logm", "block_diag"]
+           "expm", "sqrtm", "logm", "block_diag", "solve_sylvester", "solve_banded"]
 
 
 def _t(a):

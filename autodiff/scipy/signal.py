@@ -21,6 +21,7 @@ from ..extend import defbatch, deflinear, defvjp, primitive
 from ..numpy import broadcast_to, einsum, flip, getitem, pad, reshape
 from ..numpy._batch_helpers import example_shape
 from ..numpy._broadcast import shape_of
+from ._convolve_axes import convolve_over_axes
 from ._real import refuse_complex
 
 __all__ = ["convolve", "correlate", "convolve2d", "correlate2d"]
@@ -136,9 +137,13 @@ def _checked(name, in1, in2, mode):
         )
 
 
-def convolve(in1, in2, mode="full", method="auto"):
+def convolve(in1, in2, mode="full", method="auto", *, axes=None, dot_axes=None):
     """The N-dimensional convolution of ``in1`` and ``in2``, differentiable in both (``method`` is ignored:
     the forward is always scipy's direct sum, so it agrees with the rule to rounding).
+
+    ``axes=(axes1, axes2)`` and ``dot_axes=(dots1, dots2)`` are autograd's generalisation: convolve along the
+    paired ``axes`` only, sum along the paired ``dot_axes``, keep every other axis as an outer product
+    (``_convolve_axes``).
 
     >>> import numpy as np
     >>> import autodiff
@@ -146,7 +151,12 @@ def convolve(in1, in2, mode="full", method="auto"):
     array([0. , 1. , 2.5, 4. , 1.5])
     >>> autodiff.grad(lambda k: convolve(np.array([1.0, 2.0, 3.0]), k, mode="valid")[0])(np.array([0.0, 1.0, 0.5]))
     array([3., 2., 1.])
+    >>> convolve(np.ones((2, 3)), np.ones((2, 2)), axes=([1], [1]), dot_axes=([0], [0]))  # sums the rows' convolutions
+    array([2., 4., 4., 2.])
     """
+    if axes is not None or dot_axes is not None:
+        refuse_complex("autodiff.scipy.signal.convolve", in1, in2)
+        return convolve_over_axes(lambda a, b: _convolve_p(a, b, "full"), in1, in2, axes, dot_axes, mode)
     _checked("convolve", in1, in2, mode)
     return _convolve_p(in1, in2, mode)
 

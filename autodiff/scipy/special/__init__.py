@@ -13,17 +13,20 @@ import scipy.special as _scipy_special
 
 from ...numpy import _interop
 from ._bessel import i0, i0e, i1, i1e
-from ._beta import betainc, betaln, stdtr
-from ._erf import erf, erfc, erfinv, log_ndtr, ndtr, ndtri
-from ._gamma import digamma, gammainc, gammaincc, gammaln, polygamma, psi
+from ._bessel_orders import iv, ive, j0, j1, jn, y0, y1, yn
+from ._beta import beta, betainc, betaln, stdtr
+from ._erf import erf, erfc, erfcinv, erfinv, log_ndtr, ndtr, ndtri
+from ._gamma import digamma, gamma, gammainc, gammaincc, gammaln, gammasgn, multigammaln, polygamma, psi, rgamma
 from ._logistic import entr, expit, logit, xlog1py, xlogy
 from ._logsumexp import logsumexp
 
 __all__ = [
     "gammaln", "digamma", "psi", "polygamma", "betaln", "betainc", "stdtr", "gammainc", "gammaincc",
-    "erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr",
+    "gamma", "rgamma", "gammasgn", "multigammaln", "beta",
+    "erf", "erfc", "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr",
     "expit", "logit", "xlogy", "xlog1py", "entr", "logsumexp",
-    "i0", "i1", "i0e", "i1e",
+    "i0", "i1", "i0e", "i1e", "j0", "j1", "jn", "y0", "y1", "yn", "iv", "ive",
 ]
 
-_interop.register_routes({name: globals()[name] for name in __all__}, _scipy_special)
+# multigammaln is a Python function in scipy (it converts its argument), not a ufunc: it is not routed
+_interop.register_routes({name: globals()[name] for name in __all__ if name != "multigammaln"}, _scipy_special)

@@ -1,4 +1,4 @@
-"""The beta family: ``betaln``, the regularised incomplete beta ``betainc`` (derivative in ``x``) and the
+"""The beta family: ``beta``, ``betaln``, the regularised incomplete beta ``betainc`` (derivative in ``x``) and the
 Student t distribution function ``stdtr`` (derivative in ``t``) that is written with it."""
 
 import math
@@ -26,6 +26,19 @@ defpartials(
     betaln,
     lambda ans, a, b: subtract(digamma(a), digamma(add(a, b))),
     lambda ans, a, b: subtract(digamma(b), digamma(add(a, b))),
+)
+
+beta = ufunc_primitive(sc.beta, "beta")
+beta.__doc__ = """The beta function ``B(a, b)``; its partial in ``a`` is ``B(a, b) (digamma(a) - digamma(a + b))``.
+
+>>> import autodiff
+>>> float(beta(2.0, 3.0)), float(autodiff.grad(beta)(1.0, 1.0))  # 1/12; and -1 at (1, 1)
+(0.0833333333, -1.0)
+"""
+defpartials(
+    beta,
+    lambda ans, a, b: multiply(ans, subtract(digamma(a), digamma(add(a, b)))),
+    lambda ans, a, b: multiply(ans, subtract(digamma(b), digamma(add(a, b)))),
 )
 
 betainc = ufunc_primitive(sc.betainc, "betainc")
@@ -68,4 +81,4 @@ def _t_density(df, t):
 
 defpartials(stdtr, no_shape_derivative("stdtr", "df", "t"), lambda ans, df, t: _t_density(df, t))
 
-__all__ = ["betaln", "betainc", "stdtr"]
+__all__ = ["beta", "betaln", "betainc", "stdtr"]

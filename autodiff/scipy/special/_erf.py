@@ -1,4 +1,5 @@
-"""The error function and the standard normal: ``erf``, ``erfc``, ``erfinv``, ``ndtr``, ``ndtri``, ``log_ndtr``.
+"""The error function and the standard normal: ``erf``, ``erfc``, ``erfinv``, ``erfcinv``, ``ndtr``, ``ndtri``,
+``log_ndtr``.
 
 Every rule is a Gaussian density, written with differentiable ops.
 """
@@ -58,6 +59,18 @@ erfinv.__doc__ = """The inverse of ``erf`` on ``(-1, 1)``; its derivative is ``s
 """
 defpartials(erfinv, lambda ans, x: multiply(exp(square(ans)), _HALF_SQRT_PI))
 
+erfcinv = ufunc_primitive(sc.erfcinv, "erfcinv")
+erfcinv.__doc__ = """The inverse of ``erfc`` on ``(0, 2)``, accurate near 0; its derivative is
+``-sqrt(pi)/2 exp(erfcinv(x)^2)``.
+
+>>> import autodiff
+>>> float(erfc(erfcinv(0.25)))
+0.25
+>>> float(autodiff.grad(erfcinv)(1.0))  # -sqrt(pi) / 2
+-0.8862269255
+"""
+defpartials(erfcinv, lambda ans, x: multiply(exp(square(ans)), -_HALF_SQRT_PI))
+
 ndtr = ufunc_primitive(sc.ndtr, "ndtr")
 ndtr.__doc__ = """The standard normal distribution function; its derivative is the standard normal density.
 
@@ -92,4 +105,4 @@ log_ndtr.__doc__ = """``log ndtr(x)``, accurate far in the left tail; finite wit
 # phi(x) / Phi(x) as one exponent: both underflow far in the left tail (x = -40), their ratio does not
 defpartials(log_ndtr, lambda ans, x: exp(subtract(_log_phi(x), ans)))
 
-__all__ = ["erf", "erfc", "erfinv", "ndtr", "ndtri", "log_ndtr"]
+__all__ = ["erf", "erfc", "erfinv", "erfcinv", "ndtr", "ndtri", "log_ndtr"]

@@ -1,7 +1,8 @@
 """Counting families: ``poisson``, ``bernoulli``, ``binom`` (``logpmf``, ``pmf``, ``cdf``).
 
 The counts ``k`` (and ``n``) are data, not differentiated; gradients flow in ``mu`` and ``p``.  A ``k``
-that is not a non-negative integer in the support has ``logpmf = -inf`` (gradient 0), as in scipy.
+that is not a non-negative integer in the support has ``logpmf = -inf`` (gradient 0), as in scipy.  An
+invalid parameter (``mu < 0``, ``p`` outside ``[0, 1]``, ``n`` not a non-negative integer) gives NaN.
 """
 
 import numpy as np
@@ -11,7 +12,8 @@ from ...numpy._broadcast import dtype_of
 from .._doctests import doctests_of
 from ..special import betainc, gammaincc, gammaln, xlog1py, xlogy
 from ._family import Family
-from ._support import plain, restrict
+from ._sampling import sampler
+from ._support import COUNT, NONNEGATIVE, PROBABILITY, plain, restrict
 
 
 def _counts(k, like, top=None):
@@ -38,6 +40,8 @@ poisson = Family(
     logpmf=_poisson_logpmf,
     pmf=lambda k, mu, loc=0: exp(_poisson_logpmf(k, mu, loc)),
     cdf=_poisson_cdf,
+    params={"mu": NONNEGATIVE},
+    rvs=sampler("poisson"),
 )
 
 
@@ -50,6 +54,8 @@ bernoulli = Family(
     "bernoulli",
     logpmf=_bernoulli_logpmf,
     pmf=lambda k, p, loc=0: exp(_bernoulli_logpmf(k, p, loc)),
+    params={"p": PROBABILITY},
+    rvs=sampler("bernoulli"),
 )
 
 
@@ -79,6 +85,8 @@ binom = Family(
     pmf=lambda k, n, p, loc=0: exp(_binom_logpmf(k, n, p, loc)),
     cdf=_binom_cdf,
     logcdf=lambda k, n, p, loc=0: log(_binom_cdf(k, n, p, loc)),
+    params={"n": COUNT, "p": PROBABILITY},
+    rvs=sampler("binom"),
 )
 
 poisson.__doc__ = """The Poisson distribution: ``logpmf``, ``pmf``, ``cdf``; counts are data, ``mu`` is differentiated.

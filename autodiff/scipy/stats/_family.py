@@ -12,6 +12,7 @@ import numpy as np
 
 from ...numpy._broadcast import dtype_of
 from .._real import refuse_complex
+from ._support import checked
 
 
 def _floating(values):
@@ -20,10 +21,11 @@ def _floating(values):
     return np.result_type(*dtypes) if dtypes else np.dtype(np.float64)
 
 
-def _typed(fun, qualified):
+def _typed(fun, qualified, params):
     """``fun`` with its Python-number arguments cast to the floating dtype of its array arguments (a complex
-    argument is refused, naming ``qualified``)."""
+    argument is refused, naming ``qualified``), and its invalid parameters giving NaN (``_support.checked``)."""
     signature = inspect.signature(fun)
+    judged = checked(fun, params)
 
     @functools.wraps(fun)
     def call(*args, **kwargs):
@@ -34,13 +36,16 @@ def _typed(fun, qualified):
         for name, v in bound.arguments.items():
             if type(v) in (int, float):
                 bound.arguments[name] = dtype.type(v)
-        return fun(*bound.args, **bound.kwargs)
+        return judged(**bound.arguments)
 
     return call
 
 
 class Family:
     """Named functions of one family; asking for a missing one names what the family has.
+
+    ``params`` maps parameter names to a ``_support.Parameter`` (what is valid, and a valid stand-in): every
+    method then gives NaN where one is invalid.  ``rvs``, when given, is the family's sampler, kept as it is.
 
     >>> import numpy as np
     >>> half_normal = Family("half_normal", logpdf=lambda x: np.log(2.0) - x * x / 2 - np.log(2 * np.pi) / 2)
@@ -53,13 +58,15 @@ class Family:
 on plain values (no gradient)
     """
 
-    def __init__(self, name, **methods):
+    def __init__(self, name, params=None, rvs=None, **methods):
         self._name = name
-        self._methods = methods
+        self._methods = dict(methods, **({"rvs": rvs} if rvs else {}))
         for key, fun in methods.items():
-            typed = _typed(fun, f"autodiff.scipy.stats.{name}.{key}")
+            typed = _typed(fun, f"autodiff.scipy.stats.{name}.{key}", params or {})
             typed.__name__, typed.__qualname__ = key, f"{name}.{key}"
             setattr(self, key, typed)
+        if rvs is not None:
+            self.rvs = rvs
 
     def __getattr__(self, key):
         if key.startswith("_"):

@@ -1,7 +1,10 @@
-"""Families on a half-line or an interval: ``gamma``, ``beta``, ``expon``.
+"""Families on a half-line or an interval: ``gamma``, ``chi2`` (a gamma of shape ``df/2``, scale 2), ``beta``,
+``expon``.
 
 Outside the support the log-density is ``-inf`` with gradient 0 (the formula is evaluated on a safe
-stand-in there, so no NaN leaks into the gradient).  ``gamma.cdf`` and ``beta.cdf`` go through
+stand-in there, so no NaN leaks into the gradient); a shape or scale that is not positive gives NaN.
+At the support's edge the density is its limit: ``gamma.logpdf(0, 1)`` is ``-log(scale)``, and
+``beta.logpdf(0, 1, b)`` is ``log(b)`` (``xlogy(0, 0) = 0``).  ``gamma.cdf`` and ``beta.cdf`` go through
 ``gammainc``/``betainc``: differentiable in ``x``, ``loc`` and ``scale``, not in the shapes.
 """
 
@@ -11,7 +14,8 @@ from ...numpy import divide, exp, expm1, log, negative, subtract
 from .._doctests import doctests_of
 from ..special import betainc, betaln, gammainc, gammaincc, gammaln, xlog1py, xlogy
 from ._family import Family
-from ._support import plain, restrict, safe
+from ._sampling import sampler
+from ._support import POSITIVE, plain, restrict, safe
 
 
 def _z(x, loc, scale):
@@ -47,6 +51,20 @@ gamma = Family(
     cdf=_gamma_cdf,
     logcdf=lambda x, a, loc=0.0, scale=1.0: log(_gamma_cdf(x, a, loc, scale)),
     sf=_gamma_sf,
+    params={"a": POSITIVE, "scale": POSITIVE},
+    rvs=sampler("gamma"),
+)
+
+
+chi2 = Family(
+    "chi2",
+    logpdf=lambda x, df, loc=0.0, scale=1.0: _gamma_logpdf(x, df * 0.5, loc, scale * 2.0),
+    pdf=lambda x, df, loc=0.0, scale=1.0: exp(_gamma_logpdf(x, df * 0.5, loc, scale * 2.0)),
+    cdf=lambda x, df, loc=0.0, scale=1.0: _gamma_cdf(x, df * 0.5, loc, scale * 2.0),
+    logcdf=lambda x, df, loc=0.0, scale=1.0: log(_gamma_cdf(x, df * 0.5, loc, scale * 2.0)),
+    sf=lambda x, df, loc=0.0, scale=1.0: _gamma_sf(x, df * 0.5, loc, scale * 2.0),
+    params={"df": POSITIVE, "scale": POSITIVE},
+    rvs=sampler("chi2"),
 )
 
 
@@ -74,6 +92,8 @@ beta = Family(
     pdf=lambda x, a, b, loc=0.0, scale=1.0: exp(_beta_logpdf(x, a, b, loc, scale)),
     cdf=_beta_cdf,
     logcdf=lambda x, a, b, loc=0.0, scale=1.0: log(_beta_cdf(x, a, b, loc, scale)),
+    params={"a": POSITIVE, "b": POSITIVE, "scale": POSITIVE},
+    rvs=sampler("beta"),
 )
 
 
@@ -99,7 +119,17 @@ expon = Family(
     cdf=_expon_cdf,
     logcdf=lambda x, loc=0.0, scale=1.0: log(_expon_cdf(x, loc, scale)),
     logsf=_expon_logsf,
+    params={"scale": POSITIVE},
+    rvs=sampler("expon"),
 )
+
+chi2.__doc__ = """The chi-squared distribution, a gamma of shape ``df / 2`` and scale 2: ``logpdf``, ``pdf``, ``cdf``,
+``logcdf``, ``sf`` (the last three not differentiable in ``df``).
+
+>>> import autodiff
+>>> float(chi2.logpdf(2.0, 2.0)), float(autodiff.grad(chi2.cdf)(2.0, 2.0))  # log(e^-1 / 2), and the density
+(-1.6931471806, 0.1839397206)
+"""
 
 gamma.__doc__ = """The gamma distribution: ``logpdf``, ``pdf``, ``cdf``, ``logcdf``, ``sf`` (the last three not
 differentiable in the shape ``a``).
@@ -130,5 +160,5 @@ expon.__doc__ = """The exponential distribution: ``logpdf``, ``pdf``, ``cdf``, `
 0.0
 """
 
-__all__ = ["gamma", "beta", "expon"]
+__all__ = ["gamma", "chi2", "beta", "expon"]
 __test__ = doctests_of(globals(), __all__)

@@ -2,7 +2,13 @@
 
 Each works on ``z = (x - loc) / scale`` and subtracts ``log(scale)``; gradients flow in ``x``, ``loc``,
 ``scale`` and ``df``.  ``t.cdf`` is ``stdtr``, differentiable in ``x``, ``loc`` and ``scale`` but not ``df``
-(which raises, naming stdtr's shape parameter).
+(which raises, naming stdtr's shape parameter).  A ``scale`` or ``df`` that is not positive gives NaN
+(``_support``); ``df = inf`` is the normal, as in scipy.
+
+The tails are computed without overflow or cancellation (issue 36 item 9): ``log(1 + z^2)`` never forms
+``z^2`` when ``|z|`` is huge (``cauchy.logpdf(1e200)`` is finite), t's normalising constant at large ``df``
+is the asymptotic series of ``log Gamma(x + 1/2) - log Gamma(x)`` rather than the difference of two
+nearly equal ``gammaln``, and ``cauchy.cdf`` far left is ``arctan(-1/z) / pi`` rather than ``1/2 - 1/2``.
 """
 
 import math
@@ -20,6 +26,7 @@ from ...numpy import (
     logaddexp,
     multiply,
     negative,
+    sqrt,
     square,
     subtract,
     where,
@@ -27,7 +34,10 @@ from ...numpy import (
 from .._doctests import doctests_of
 from ..special import expit, gammaln, log_ndtr, ndtr, ndtri, stdtr
 from ._family import Family
-from ._support import plain
+from ._sampling import sampler
+from ._support import POSITIVE, plain, safe
+
+_SCALE = {"scale": POSITIVE}
 
 _LOG_SQRT_2PI = 0.5 * math.log(2.0 * math.pi)
 _LOG_PI, _LOG_2 = math.log(math.pi), math.log(2.0)
@@ -50,15 +60,70 @@ norm = Family(
     sf=lambda x, loc=0.0, scale=1.0: ndtr(negative(_z(x, loc, scale))),
     logsf=lambda x, loc=0.0, scale=1.0: log_ndtr(negative(_z(x, loc, scale))),
     ppf=lambda q, loc=0.0, scale=1.0: add(loc, multiply(scale, ndtri(q))),
+    isf=lambda q, loc=0.0, scale=1.0: subtract(loc, multiply(scale, ndtri(q))),
+    params=_SCALE,
+    rvs=sampler("norm"),
 )
 
 
+_HUGE = 1e8  # beyond it 1 + a^2 rounds to a^2, and a^2 may overflow
+
+
+def _log1p_square(a):
+    """``log(1 + a^2)``, never forming ``a^2`` for ``|a| > 1e8`` (``2 log|a| + log1p(a^-2)`` there)."""
+    big = np.greater(np.abs(plain(a)), _HUGE)
+    small, large = safe(np.logical_not(big), a, 0.0), safe(big, a, 2 * _HUGE)
+    far = add(multiply(log(absolute(large)), 2.0), log1p(square(divide(1.0, large))))
+    return where(big, far, log1p(square(small)))
+
+
+def _log1p_over(u):
+    """``log1p(u) / u`` for ``u >= 0``, 1 at ``u = 0`` (its series below ``1e-4``, exact to rounding)."""
+    tiny = np.less(plain(u), 1e-4)
+    s, w = safe(tiny, u, 0.0), safe(np.logical_not(tiny), u, 1.0)
+    series = add(1.0, multiply(s, add(-0.5, multiply(s, add(1.0 / 3.0, multiply(s, -0.25))))))
+    return where(tiny, series, divide(log1p(w), w))
+
+
+# log Gamma(x + 1/2) - log Gamma(x) - log(x) / 2 ~ sum c_n x^-n (Bernoulli numbers; Abramowitz-Stegun 6.1.40)
+_HALF_STEP = ((1, -1 / 8), (3, 1 / 192), (5, -1 / 640), (7, 17 / 14336), (9, -31 / 18432))
+_LARGE_DF = 100.0  # the series' first omitted term is below 1e-21 from here on
+
+
+def _t_norm_const(df):
+    """``log Gamma((df+1)/2) - log Gamma(df/2) - log(df pi) / 2``: the series for large ``df`` (``df = inf``
+    included), where the two gammaln agree to many digits and their difference would cancel."""
+    large = np.greater_equal(plain(df), _LARGE_DF)
+    exact_df, series_df = safe(np.logical_not(large), df, 1.0), safe(large, df, _LARGE_DF)
+    half = multiply(add(exact_df, 1.0), 0.5)
+    exact = subtract(subtract(gammaln(half), gammaln(multiply(exact_df, 0.5))),
+                     multiply(add(log(exact_df), _LOG_PI), 0.5))
+    return where(large, subtract(_half_step_series(divide(2.0, series_df)), _LOG_SQRT_2PI), exact)
+
+
+def _half_step_series(inv):
+    """``sum c_n inv^n`` over the odd ``n`` of ``_HALF_STEP``, by Horner's rule in ``inv^2``."""
+    inv2 = square(inv)
+    total = multiply(inv2, _HALF_STEP[-1][1])
+    for _, c in reversed(_HALF_STEP[1:-1]):
+        total = multiply(add(total, c), inv2)
+    return multiply(add(total, _HALF_STEP[0][1]), inv)
+
+
+def _t_tail(z, df):
+    """``(df + 1)/2 log(1 + z^2/df)``; written ``(1 + 1/df) z^2/2 log1p(u)/u`` while ``u = z^2/df`` is moderate,
+    so that ``df = inf`` gives the normal's ``z^2/2``."""
+    r = divide(z, sqrt(df))
+    big = np.greater(np.abs(plain(r)), _HUGE)
+    rb, zs = safe(big, r, 2 * _HUGE), safe(np.logical_not(big), z, 0.0)
+    far = multiply(multiply(add(df, 1.0), 0.5), _log1p_square(rb))
+    u = divide(square(zs), df)
+    near = multiply(multiply(add(1.0, divide(1.0, df)), multiply(square(zs), 0.5)), _log1p_over(u))
+    return where(big, far, near)
+
+
 def _t_logpdf(x, df, loc=0.0, scale=1.0):
-    half = multiply(add(df, 1.0), 0.5)
-    norm_const = subtract(gammaln(half), gammaln(multiply(df, 0.5)))
-    norm_const = subtract(norm_const, multiply(add(log(df), _LOG_PI), 0.5))
-    tail = multiply(half, log1p(divide(square(_z(x, loc, scale)), df)))
-    return subtract(subtract(norm_const, tail), log(scale))
+    return subtract(subtract(_t_norm_const(df), _t_tail(_z(x, loc, scale), df)), log(scale))
 
 
 def _t_cdf(x, df, loc=0.0, scale=1.0):
@@ -72,15 +137,30 @@ t = Family(
     pdf=lambda x, df, loc=0.0, scale=1.0: exp(_t_logpdf(x, df, loc, scale)),
     cdf=_t_cdf,
     logcdf=lambda x, df, loc=0.0, scale=1.0: log(_t_cdf(x, df, loc, scale)),
+    params={"df": POSITIVE, "scale": POSITIVE},
+    rvs=sampler("t"),
 )
 
 
 def _cauchy_logpdf(x, loc=0.0, scale=1.0):
-    return subtract(negative(add(log1p(square(_z(x, loc, scale))), _LOG_PI)), log(scale))
+    return subtract(negative(add(_log1p_square(_z(x, loc, scale)), _LOG_PI)), log(scale))
 
 
 def _cauchy_cdf(x, loc=0.0, scale=1.0):
-    return add(0.5, divide(arctan(_z(x, loc, scale)), math.pi))
+    """``1/2 + arctan(z)/pi``; left of ``-1`` it is ``arctan(-1/z)/pi``, which keeps its digits far left."""
+    z = _z(x, loc, scale)
+    left = np.less(plain(z), -1.0)
+    zl, zr = safe(left, z, -2.0), safe(np.logical_not(left), z, 0.0)
+    return where(left, divide(arctan(divide(-1.0, zl)), math.pi), add(0.5, divide(arctan(zr), math.pi)))
+
+
+def _cauchy_logcdf(x, loc=0.0, scale=1.0):
+    """``log cdf``; right of 1 it is ``log1p(-arctan(1/z) / pi)`` (the sf is ``arctan(1/z) / pi`` there), which
+    keeps the digits of a cdf near 1."""
+    z = _z(x, loc, scale)
+    right = np.greater(plain(z), 1.0)
+    near_one = log1p(negative(divide(arctan(divide(1.0, safe(right, z, 2.0))), math.pi)))
+    return where(right, near_one, log(_cauchy_cdf(x, loc, scale)))
 
 
 cauchy = Family(
@@ -88,7 +168,9 @@ cauchy = Family(
     logpdf=_cauchy_logpdf,
     pdf=lambda x, loc=0.0, scale=1.0: exp(_cauchy_logpdf(x, loc, scale)),
     cdf=_cauchy_cdf,
-    logcdf=lambda x, loc=0.0, scale=1.0: log(_cauchy_cdf(x, loc, scale)),
+    logcdf=_cauchy_logcdf,
+    params=_SCALE,
+    rvs=sampler("cauchy"),
 )
 
 
@@ -119,6 +201,8 @@ laplace = Family(
     pdf=lambda x, loc=0.0, scale=1.0: exp(_laplace_logpdf(x, loc, scale)),
     cdf=_laplace_cdf,
     logcdf=_laplace_logcdf,
+    params=_SCALE,
+    rvs=sampler("laplace"),
 )
 
 
@@ -133,6 +217,8 @@ logistic = Family(
     pdf=lambda x, loc=0.0, scale=1.0: exp(_logistic_logpdf(x, loc, scale)),
     cdf=lambda x, loc=0.0, scale=1.0: expit(_z(x, loc, scale)),
     logcdf=lambda x, loc=0.0, scale=1.0: negative(logaddexp(0.0, negative(_z(x, loc, scale)))),
+    params=_SCALE,
+    rvs=sampler("logistic"),
 )
 
 norm.__doc__ = """The normal distribution: ``logpdf``, ``pdf``, ``cdf``, ``logcdf``, ``sf``, ``logsf``, ``ppf``.
