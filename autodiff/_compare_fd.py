@@ -1,0 +1,144 @@
+"""Finite differences, the referee of :func:`autodiff.compare`: where a derivative exists, its value; where it
+does not, the two one-sided derivatives, so that a kink is reported as one ("left -1, right 1") and never as
+the number a symmetric difference happens to give there.
+
+Steps are relative: ``h = 1e-6 * max(1, |x_i|)`` for first derivatives (``1e-4`` for ``H v``), so ``x**3``
+at 1e3 is differentiated as accurately as at 1.  Every difference is taken at ``h`` and ``h / 4``; one that
+does not settle between the two has no limit there (NaN), or grows without bound (``inf`` with its sign).
+
+Per element, the left and right derivatives come from second-order one-sided differences
+(``(-3 f(0) + 4 f(h) - f(2h)) / 2h``), exact on each linear piece of a kink.  When they agree, the derivative
+is the central difference; when they differ, there is no derivative: the gradient holds NaN there, and
+``left`` and ``right`` hold the two sides.  A complex leaf ``z = x + iy`` is moved along ``x`` and along
+``y``; its entry is ``du/dx - i du/dy`` with ``u = Re f``, autodiff's and JAX's convention (torch's
+``z.grad`` is the conjugate).
+"""
+
+import numpy as np
+
+STEP = 1e-6
+SECOND_STEP = 1e-4
+_FINER = 4.0
+_SETTLED = 1e-3  # two estimates within this relative distance have settled
+_EPS = np.finfo(float).eps
+
+
+def referee(g, xs, direction):
+    """``(value, gradient, left, right, H v, noise)`` of ``Re sum(g(*xs))``: the value, then lists with one numpy
+    array per leaf (``H v`` ``None`` when ``direction`` is); ``noise`` holds the rounding error of each gradient
+    entry and, with ``H v``, of each ``H v`` entry (``(gradient noise, H v noise)``)."""
+    out = g(*xs)
+    f0 = _real(out)
+    columns = [_leaf_derivatives(g, xs, k, f0) for k in range(len(xs))]
+    grad, left, right, noise = (list(c) for c in zip(*columns)) if columns else ([], [], [], [])
+    hv, hv_noise = None, None
+    if direction is not None:
+        hv, hv_noise = (list(c) for c in zip(*[_hessian_times(g, xs, direction, k, f0) for k in range(len(xs))]))
+    return np.asarray(out), grad, left, right, hv, (noise, hv_noise)
+
+
+def _real(out):
+    return float(np.sum(np.real(np.asarray(out))))
+
+
+def _leaf_derivatives(g, xs, k, f0):
+    """The gradient, left and right derivatives and rounding noise of leaf ``k``, element by element."""
+    x = np.asarray(xs[k])
+    parts = (1.0, 1j) if x.dtype.kind == "c" else (1.0,)
+    shape, dtype = x.shape, np.result_type(x.dtype, float)
+    grad, left, right, noise = (np.zeros(shape, dtype) for _ in range(4))
+    for i in np.ndindex(shape):
+        h = STEP * max(1.0, abs(x[i]))
+        for unit in parts:
+            line = _Line(g, xs, k, i, unit, f0)
+            d, lo, hi = _one_direction(line, h)
+            weight = np.conj(unit)  # du/dx - i du/dy: the imaginary direction enters conjugated
+            grad[i] += weight * d
+            left[i] += weight * lo
+            right[i] += weight * hi
+        noise[i] = 100 * _EPS * abs(f0) / h
+    return grad, left, right, noise
+
+
+class _Line:
+    """``t -> Re sum(g(xs with leaf k's element i moved by t * unit))``: f along one coordinate."""
+
+    def __init__(self, g, xs, k, i, unit, f0):
+        self.g, self.xs, self.k, self.i, self.unit = g, xs, k, i, unit
+        self.seen = {0.0: f0}  # the central and one-sided differences share their points
+
+    def __call__(self, t):
+        if t not in self.seen:
+            self.seen[t] = _real(self.g(*_moved(self.xs, {self.k: (self.i, t * self.unit)})))
+        return self.seen[t]
+
+
+def _moved(xs, shifts):
+    """``xs`` with ``shifts[k] = (index, delta)`` added; a Python scalar stays a Python scalar."""
+    out = list(xs)
+    for k, (i, delta) in shifts.items():
+        if isinstance(xs[k], np.ndarray):
+            moved = xs[k].astype(np.result_type(xs[k], delta), copy=True)
+            moved[i] += delta
+            out[k] = moved
+        else:
+            out[k] = xs[k] + delta
+    return out
+
+
+def _one_direction(f, h):
+    """``(derivative, left, right)`` along one line: the central difference where both sides agree, NaN
+    (with the sides) where they do not."""
+    central = _settle(*[(f(s) - f(-s)) / (2 * s) for s in (h, h / _FINER)])
+    left = _settle(*[(3 * f(0) - 4 * f(-s) + f(-2 * s)) / (2 * s) for s in (h, h / _FINER)])
+    right = _settle(*[(-3 * f(0) + 4 * f(s) - f(2 * s)) / (2 * s) for s in (h, h / _FINER)])
+    noise = 100 * _EPS * abs(f(0)) / h
+    if np.isfinite(left) and np.isfinite(right) and _agree(left, right, noise):
+        return (central if np.isfinite(central) else (left + right) / 2), left, right
+    if left == right:  # both +inf, or both -inf: cbrt at 0
+        return left, left, right
+    if np.isnan(left) and np.isnan(right):
+        return central, left, right
+    return np.nan, left, right
+
+
+def _agree(a, b, noise):
+    return abs(a - b) <= 1e-4 * max(abs(a), abs(b)) + 10 * noise
+
+
+def _settle(coarse, fine):
+    """``fine`` when the two estimates agree; ``+-inf`` when they grow without bound; NaN otherwise."""
+    if np.isclose(coarse, fine, rtol=_SETTLED, atol=1e-12):
+        return fine
+    if np.isfinite(coarse) and np.isfinite(fine) and abs(fine) > 1.5 * abs(coarse) and np.sign(fine) == np.sign(
+            coarse):
+        return np.inf * np.sign(fine)
+    return np.nan
+
+
+def _hessian_times(g, xs, direction, k, f0):
+    """``(H v, noise)`` for leaf ``k`` from mixed second differences at two relative steps; NaN where they do not
+    settle (the second derivative has no limit there, e.g. the Hessian of a norm at 0)."""
+    x = np.asarray(xs[k], float)
+    out, noise = np.empty(x.shape), np.empty(x.shape)
+    scale_v = max([1.0] + [float(np.max(np.abs(np.asarray(a)), initial=0.0)) for a in xs])
+    for i in np.ndindex(x.shape):
+        scale_e = max(1.0, abs(x[i]))
+        estimates = [_mixed(g, xs, direction, k, i, SECOND_STEP * s * scale_e, SECOND_STEP * s * scale_v)
+                     for s in (1.0, 1.0 / _FINER)]
+        out[i] = _settle_second(*estimates)
+        noise[i] = 100 * _EPS * abs(f0) / (SECOND_STEP / _FINER) ** 2 / (scale_e * scale_v)
+    return out, noise
+
+
+def _settle_second(coarse, fine):
+    return fine if np.isclose(coarse, fine, rtol=_SETTLED, atol=1e-6) else np.nan
+
+
+def _mixed(g, xs, direction, k, i, he, hv):
+    total = 0.0
+    for sign_e, sign_v in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
+        moved = [x + sign_v * hv * np.asarray(v) if isinstance(x, np.ndarray) else x + sign_v * hv * float(v)
+                 for x, v in zip(xs, direction)]
+        total += sign_e * sign_v * _real(g(*_moved(moved, {k: (i, sign_e * he)})))
+    return total / (4 * he * hv)
