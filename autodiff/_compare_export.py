@@ -49,6 +49,8 @@ def _leaf(x):
 
 
 def _number(v):
+    if isinstance(v, (int, bool)):
+        return str(v)
     if isinstance(v, complex):
         sign = "-" if v.imag < 0 else "+"  # -0.0j prints as +0.0j: a sign of zero is no convention
         return f"{_real(v.real)}{sign}{_real(abs(v.imag))}j"

@@ -19,6 +19,7 @@ import numpy as np
 STEP = 1e-6
 SECOND_STEP = 1e-4
 _FINER = 4.0
+_WIDER = (1.0, 10.0, 100.0, 1000.0)  # step multipliers tried in turn where rounding swamps the smallest
 _SETTLED = 1e-3  # two estimates within this relative distance have settled
 _EPS = np.finfo(float).eps
 
@@ -51,12 +52,12 @@ def _leaf_derivatives(g, xs, k, f0):
         h = STEP * max(1.0, abs(x[i]))
         for unit in parts:
             line = _Line(g, xs, k, i, unit, f0)
-            d, lo, hi = _one_direction(line, h)
+            d, lo, hi, step = _one_direction(line, h)
             weight = np.conj(unit)  # du/dx - i du/dy: the imaginary direction enters conjugated
             grad[i] += weight * d
             left[i] += weight * lo
             right[i] += weight * hi
-        noise[i] = 100 * _EPS * abs(f0) / h
+            noise[i] = max(noise[i], _noise(f0, step))
     return grad, left, right, noise
 
 
@@ -87,19 +88,39 @@ def _moved(xs, shifts):
 
 
 def _one_direction(f, h):
-    """``(derivative, left, right)`` along one line: the central difference where both sides agree, NaN
-    (with the sides) where they do not."""
+    """``(derivative, left, right, step)`` along one line: the central difference where both sides agree, NaN
+    (with the sides) where they do not.  Where rounding swamps the smallest step (``|f|`` much larger than its
+    change along this coordinate) wider steps are tried in turn."""
+    for step in (h * w for w in _WIDER):
+        central, left, right = _sides(f, step)
+        if np.isfinite(central) or (np.isfinite(left) and np.isfinite(right)):
+            return _derivative(central, left, right, f(0), step), left, right, step
+    central, left, right = _sides(f, h)
+    return _derivative(central, left, right, f(0), h), left, right, h
+
+
+def _sides(f, h):
+    """The central, left and right differences at ``h``, each settled against ``h / 4``."""
     central = _settle(*[(f(s) - f(-s)) / (2 * s) for s in (h, h / _FINER)])
     left = _settle(*[(3 * f(0) - 4 * f(-s) + f(-2 * s)) / (2 * s) for s in (h, h / _FINER)])
     right = _settle(*[(-3 * f(0) + 4 * f(s) - f(2 * s)) / (2 * s) for s in (h, h / _FINER)])
-    noise = 100 * _EPS * abs(f(0)) / h
+    return central, left, right
+
+
+def _derivative(central, left, right, f0, h):
+    noise = _noise(f0, h)
     if np.isfinite(left) and np.isfinite(right) and _agree(left, right, noise):
-        return (central if np.isfinite(central) else (left + right) / 2), left, right
+        return _below_noise(central if np.isfinite(central) else (left + right) / 2, noise)
     if left == right:  # both +inf, or both -inf: cbrt at 0
-        return left, left, right
+        return left
     if np.isnan(left) and np.isnan(right):
-        return central, left, right
-    return np.nan, left, right
+        return central
+    return np.nan
+
+
+def _noise(f0, h):
+    """The rounding error of a difference quotient of ``f`` at step ``h``."""
+    return 100 * _EPS * abs(f0) / h
 
 
 def _agree(a, b, noise):
@@ -124,11 +145,19 @@ def _hessian_times(g, xs, direction, k, f0):
     scale_v = max([1.0] + [float(np.max(np.abs(np.asarray(a)), initial=0.0)) for a in xs])
     for i in np.ndindex(x.shape):
         scale_e = max(1.0, abs(x[i]))
-        estimates = [_mixed(g, xs, direction, k, i, SECOND_STEP * s * scale_e, SECOND_STEP * s * scale_v)
-                     for s in (1.0, 1.0 / _FINER)]
-        out[i] = _settle_second(*estimates)
-        noise[i] = 100 * _EPS * abs(f0) / (SECOND_STEP / _FINER) ** 2 / (scale_e * scale_v)
+        for wider in _WIDER[:3]:
+            he, hv = SECOND_STEP * wider * scale_e, SECOND_STEP * wider * scale_v
+            estimates = [_mixed(g, xs, direction, k, i, he * s, hv * s) for s in (1.0, 1.0 / _FINER)]
+            noise[i] = 100 * _EPS * abs(f0) / (he * hv / _FINER ** 2)
+            out[i] = _below_noise(_settle_second(*estimates), noise[i])
+            if np.isfinite(out[i]):
+                break
     return out, noise
+
+
+def _below_noise(estimate, noise):
+    """0 for an estimate within the rounding noise of the differences: the referee cannot tell it from 0."""
+    return 0.0 if abs(estimate) <= noise else estimate
 
 
 def _settle_second(coarse, fine):
