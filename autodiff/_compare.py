@@ -198,8 +198,9 @@ class Comparison:
         if not theirs:
             return ["complex z = x + iy, u = Re f: finite differences show du/dx - i du/dy (autodiff's and JAX's "
                     "convention; torch's z.grad is its conjugate)"]
-        return [f"only by conjugation: {_listed(theirs)} show du/dx + i du/dy, {_listed(ours)} du/dx - i du/dy "
-                "(complex z = x + iy, u = Re f)"]
+        verb = "differs" if len(theirs) == 1 else "differ"
+        return [f"{_listed(theirs)} {verb} from {_listed(ours)} only by conjugation: du/dx + i du/dy against "
+                "du/dx - i du/dy (complex z = x + iy, u = Re f)"]
 
     def _states(self, flat, what):
         """Which of ``=``, ``conj``, ``differs`` and ``kink`` (the referee finds no derivative: any value there

@@ -45,7 +45,14 @@ def _leaf(x):
         return _number(a.item())
     if a.size > 8:
         return f"{a.dtype}[{','.join(map(str, a.shape))}] norm {_number(float(np.linalg.norm(a)))}"
-    return "[" + ", ".join(_number(v) for v in a.ravel().tolist()) + "]"
+    return _nested(a.tolist())
+
+
+def _nested(rows):
+    """``[[1.0, 2.0], [3.0, 4.0]]`` for a matrix: the shape stays visible."""
+    if not isinstance(rows, list):
+        return _number(rows)
+    return "[" + ", ".join(_nested(r) for r in rows) + "]"
 
 
 def _number(v):
