@@ -100,10 +100,14 @@ def _one_direction(f, h):
 
 
 def _sides(f, h):
-    """The central, left and right differences at ``h``, each settled against ``h / 4``."""
-    central = _settle(*[(f(s) - f(-s)) / (2 * s) for s in (h, h / _FINER)])
-    left = _settle(*[(3 * f(0) - 4 * f(-s) + f(-2 * s)) / (2 * s) for s in (h, h / _FINER)])
-    right = _settle(*[(-3 * f(0) + 4 * f(s) - f(2 * s)) / (2 * s) for s in (h, h / _FINER)])
+    """The central, left and right differences at ``h``, each settled against ``h / 4``; a quotient within the
+    rounding noise of ``f`` is 0 (else noise, growing as the step shrinks, would look like an infinite slope)."""
+    def quotients(formula):
+        return [_below_noise(formula(s), _noise(f(0), s)) for s in (h, h / _FINER)]
+
+    central = _settle(*quotients(lambda s: (f(s) - f(-s)) / (2 * s)))
+    left = _settle(*quotients(lambda s: (3 * f(0) - 4 * f(-s) + f(-2 * s)) / (2 * s)))
+    right = _settle(*quotients(lambda s: (-3 * f(0) + 4 * f(s) - f(2 * s)) / (2 * s)))
     return central, left, right
 
 
