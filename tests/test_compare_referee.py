@@ -105,7 +105,7 @@ def test_a_flat_region_is_flat_not_an_infinite_slope_from_rounding():
     """f constant along a coordinate, but not 0: its differences are rounding noise, which grows as the step
     shrinks; the referee must read 0 there, not +-inf from 'growing' quotients."""
     w0, data = np.array([0.5, -1.0]), np.array([1.0, 2.0])
-    c = compare(lambda xp, w: xp.sum(xp.nn.relu(w * data + 0.1) ** 2), w0, against=("torch",))
+    c = compare(lambda xp, w: xp.sum(xp.nn.relu(w * xp.asarray(data) + 0.1) ** 2), w0, against=("torch",))
     g, _ = torch_grad_and_hvp(lambda t: (torch.relu(t * torch.tensor(data) + 0.1) ** 2).sum(), w0)
     fd = c.results["finite differences"]
     for side in (fd.grad, fd.left, fd.right):
