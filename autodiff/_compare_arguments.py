@@ -40,10 +40,6 @@ class Arguments:
         at the constants; ``None`` stays ``None`` (no ``H v`` asked for)."""
         return None if flat is None else self.rebuild(flat, constants=False)
 
-    def is_scalar(self, k):
-        """Is differentiable leaf ``k`` a Python (or numpy) scalar rather than an array?"""
-        return not isinstance(self.leaves[self.which[k]], np.ndarray)
-
 
 def differentiable(leaf):
     """A float or complex numpy array, or a Python/numpy float or complex (design.md section 1)."""

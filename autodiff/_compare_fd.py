@@ -28,6 +28,7 @@ def referee(g, xs, direction):
     """``(value, gradient, left, right, H v, noise)`` of ``Re sum(g(*xs))``: the value, then lists with one numpy
     array per leaf (``H v`` ``None`` when ``direction`` is); ``noise`` holds the rounding error of each gradient
     entry and, with ``H v``, of each ``H v`` entry (``(gradient noise, H v noise)``)."""
+    xs = [_float64(x) for x in xs]
     out = g(*xs)
     f0 = _real(out)
     columns = [_leaf_derivatives(g, xs, k, f0) for k in range(len(xs))]
@@ -36,6 +37,11 @@ def referee(g, xs, direction):
     if direction is not None:
         hv, hv_noise = (list(c) for c in zip(*[_hessian_times(g, xs, direction, k, f0) for k in range(len(xs))]))
     return np.asarray(out), grad, left, right, hv, (noise, hv_noise)
+
+
+def _float64(x):
+    """float32 data in double precision: a step of 1e-6 is below float32's resolution."""
+    return x.astype(np.result_type(x.dtype, np.float64)) if isinstance(x, np.ndarray) else x
 
 
 def _real(out):
@@ -47,7 +53,8 @@ def _leaf_derivatives(g, xs, k, f0):
     x = np.asarray(xs[k])
     parts = (1.0, 1j) if x.dtype.kind == "c" else (1.0,)
     shape, dtype = x.shape, np.result_type(x.dtype, float)
-    grad, left, right, noise = (np.zeros(shape, dtype) for _ in range(4))
+    grad, left, right = (np.zeros(shape, dtype) for _ in range(3))
+    noise = np.zeros(shape)
     for i in np.ndindex(shape):
         h = STEP * max(1.0, abs(x[i]))
         for unit in parts:
@@ -133,7 +140,7 @@ def _agree(a, b, noise):
 
 def _settle(coarse, fine):
     """``fine`` when the two estimates agree; ``+-inf`` when they grow without bound; NaN otherwise."""
-    if np.isclose(coarse, fine, rtol=_SETTLED, atol=1e-12):
+    if np.isclose(coarse, fine, rtol=_SETTLED, atol=0.0):
         return fine
     if np.isfinite(coarse) and np.isfinite(fine) and abs(fine) > 1.5 * abs(coarse) and np.sign(fine) == np.sign(
             coarse):
