@@ -4,8 +4,10 @@ A researcher's own conventions page: each case names a function and a point, eac
 gradient (or ``H v``) and the referee's, and a kink's cell says so with its one-sided derivatives.
 """
 
+import numpy as np
+
 from ._compare import REFEREE, SYSTEMS, compare
-from ._compare_export import format_value, render_latex, render_markdown, render_text
+from ._compare_export import _Text, format_value, render_latex, render_markdown, render_text
 
 _NAMES = {"autodiff": "autodiff", "torch": "PyTorch", "jax": "JAX", "autograd": "autograd", REFEREE: REFEREE}
 
@@ -23,7 +25,7 @@ def semantics_table(cases, against=SYSTEMS):
     | case | at | autodiff | PyTorch | finite differences |
     |---|---|---|---|---|
     | abs | x0 = 0.0 | 0.0 | 0.0 | no derivative: left -1.0, right 1.0 |
-    | relu | x0 = [0.0, 1.0] | [0.0, 1.0] | [0.0, 1.0] | [nan, 1.0]; at x0[0] no derivative: left 0.0, right 1.0 |
+    | relu | x0 = [0.0, 1.0] | [0.0, 1.0] | [0.0, 1.0] | [(left 0.0, right 1.0), 1.0] |
     """
     rows = [_Case(*case) for case in cases]
     return SemanticsTable([(case, compare(case.f, *case.args, against=against, hvp=case.hvp)) for case in rows],
@@ -46,7 +48,7 @@ class SemanticsTable:
 
     def _grid(self):
         header = ["case", "at"] + [_NAMES[s] for s in self.systems] + [REFEREE]
-        rows = [[name, _at(c)] + [_cell(c, s, hv) for s in self.systems] + [_referee_cell(c, hv)]
+        rows = [[name, _at(c)] + [_cell(c, s, hv) for s in self.systems] + [referee_cell(c, hv)]
                 for (name, c), hv in zip(self.comparisons, self._hvp)]
         return "", header, rows, []
 
@@ -80,12 +82,29 @@ def _cell(c, system, hv):
     return format_value(r.hvp if hv else r.grad)
 
 
-def _referee_cell(c, hv):
-    """The referee's gradient, and where it has none, the one-sided derivatives instead of a number."""
+def referee_cell(c, hv):
+    """The referee's gradient with each kink's entry written as its sides, ``(left 0.0, right 1.0)``; a single
+    scalar argument at a kink reads ``no derivative: left -1.0, right 1.0``."""
     kinks = [] if hv else c.kinks()
-    sides = [f"no derivative: left {format_value(left)}, right {format_value(right)}" for *_, left, right in kinks]
-    if len(kinks) == 1 and kinks[0][1] == () and len(c.arguments.values) == 1:
-        return sides[0]  # a single scalar argument at its kink: the sides are the whole answer
-    value = _cell(c, REFEREE, hv)
-    where = [f"at {name}{''.join(f'[{j}]' for j in i)} {s}" for (name, i, *_), s in zip(kinks, sides)]
-    return "; ".join([value] + where)
+    if not kinks:
+        return _cell(c, REFEREE, hv)
+    if len(c.arguments.values) == 1 and np.ndim(c.arguments.values[0]) == 0:
+        *_, left, right = kinks[0]
+        return f"no derivative: left {format_value(left)}, right {format_value(right)}"
+    sides = {(name, i): f"(left {format_value(left)}, right {format_value(right)})"
+             for name, i, _, left, right in kinks}
+    flat = [_Text(_with_sides(name, g, sides)) for name, g in zip(c.arguments.names,
+                                                                   c.results[REFEREE].flat_grad)]
+    return format_value(c.arguments.structure(flat))
+
+
+def _with_sides(name, g, sides):
+    a = np.asarray(g)
+    texts = np.empty(a.shape, object)
+    for i in np.ndindex(a.shape):
+        texts[i] = sides.get((name, i), format_value(a[i]))
+    return texts.item() if a.ndim == 0 else _nested(texts.tolist())
+
+
+def _nested(rows):
+    return "[" + ", ".join(_nested(r) if isinstance(r, list) else r for r in rows) + "]"

@@ -63,7 +63,7 @@ def test_semantics_table_builds_a_row_per_case_with_kinks_as_their_sides():
     assert abs_row[2:4] == [autodiff._compare_export.format_value(c.results[s].grad) for s in ("autodiff", "torch")]
     left, right = c.results["finite differences"].left[0], c.results["finite differences"].right[0]
     assert abs_row[4] == f"no derivative: left {left:.1f}, right {right:.1f}"
-    assert "at x0[0] no derivative" in lines[3]
+    assert "[(left 0.0, right 1.0), 1.0]" in lines[3]
     norm = table.comparisons[2][1]
     assert autodiff._compare_export.format_value(norm.results["torch"].hvp) in lines[4]
     assert set(table.to_dict()) == {name for name, *_ in cases}
