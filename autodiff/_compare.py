@@ -59,14 +59,14 @@ def compare(f, *args, against=SYSTEMS, hvp=False):
     results, missing = {}, {}
     with np.errstate(all="ignore"):  # kinks are what this is for: 1/0 and 0/0 are answers here, not accidents
         for name in ("autodiff", *against):
-            module = load(name) if name != "autodiff" else None
-            if module is None and name != "autodiff":
+            module = load(name)
+            if module is None:
                 missing[name] = f"not installed: {INSTALL[name]}"
                 continue
             g = _on_leaves(arguments, functions[name])
             results[name] = Result(arguments, *run(name, module, g, arguments.values, direction))
-        value, grad, left, right, hv, noise = referee(_on_leaves(arguments, functions["numpy"]), arguments.values,
-                                                      direction)
+        g = _on_leaves(arguments, functions["numpy"])
+        value, grad, left, right, hv, noise = referee(g, arguments.values, direction)
         results[REFEREE] = Result(arguments, value, grad, hv, left, right)
     return Comparison(arguments, results, missing, noise)
 

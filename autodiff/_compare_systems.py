@@ -19,7 +19,7 @@ from ._vjp import vjp as _vjp
 
 INSTALL = {"torch": "pip install torch", "jax": "pip install jax (or this package's [compare] extra)",
            "autograd": "pip install autograd (or this package's [compare] extra)"}
-_MODULES = {"torch": "torch", "jax": "jax", "autograd": "autograd"}
+_MODULES = {"autodiff": "autodiff", "torch": "torch", "jax": "jax", "autograd": "autograd"}
 
 
 def load(name):
@@ -31,7 +31,7 @@ def load(name):
 
 
 def run(name, module, g, xs, direction):
-    """``(value, gradients, H v)`` of ``g`` at ``xs`` in system ``name`` (``module`` is ``None`` for autodiff)."""
+    """``(value, gradients, H v)`` of ``g`` at ``xs`` in system ``name``, whose module :func:`load` gave."""
     return _RUNNERS[name](module, g, xs, direction)
 
 
