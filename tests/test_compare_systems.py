@@ -33,14 +33,15 @@ def torch_loss_grads(w, b, s, t0):
 
 def test_dicts_tuples_and_dataclasses_get_each_systems_gradient_in_their_structure():
     p, d = Params(np.array([0.3, -1.0]), 0.5), {"s": 2.0, "t": (3.0, "label")}
-    c = compare(loss, p, d, against=("torch",), hvp=True)
+    against = tuple(s for s in ("torch", "jax", "autograd") if _installed(s))
+    c = compare(loss, p, d, against=against, hvp=True)
     gw, gb, gs, gt = torch_loss_grads(p.w, p.b, d["s"], d["t"][0])
-    for name in ("autodiff", "torch", "finite differences"):
+    for name in ("autodiff", *against, "finite differences"):
         gp, gd = c.results[name].grad
         assert isinstance(gp, Params) and gp.n is None and gd["t"][1] is None
         assert np.allclose(gp.w, gw) and np.isclose(gp.b, gb) and np.isclose(gd["s"], gs)
         assert np.isclose(gd["t"][0], gt)
-    assert c.verdict("autodiff") == "=" == c.verdict("torch")
+    assert all(c.verdict(name) == "=" for name in ("autodiff", *against))
     assert "Params(w=" in str(c) and "'t': (" in str(c)
 
 
