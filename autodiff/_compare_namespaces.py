@@ -24,6 +24,8 @@ class Namespace:
         self._module, self.nn, self._adapt = module, nn, adapt
 
     def __getattr__(self, name):
+        if name.startswith("__") or name in ("_module", "_adapt"):  # copy and pickle probe before __init__ ran
+            raise AttributeError(name)
         value = getattr(self._module, name)
         if isinstance(value, types.ModuleType):
             return Namespace(value, self.nn, self._adapt)
