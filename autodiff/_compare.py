@@ -36,8 +36,9 @@ class Result:
         self.left, self.right = arguments.structure(left), arguments.structure(right)
 
 
-def compare(f, *args, against=SYSTEMS, hvp=False):
-    """The gradient of ``f`` at ``args`` in autodiff and in each installed system of ``against``, with finite
+def compare(f, *args, against=None, hvp=False):
+    """The gradient of ``f`` at ``args`` in autodiff and in each installed system of ``against`` (by default
+    torch, JAX and autograd, or for a dict of functions the systems it has entries for), with finite
     differences as the referee; ``hvp=True`` (direction ones) or ``hvp=v`` (one direction per argument, in its
     structure, or a bare one for a single argument) adds ``H v``.  Returns a :class:`Comparison`, whose text
     is the table (``to_markdown()``, ``to_latex()`` and ``to_dict()`` export it).
@@ -52,6 +53,7 @@ def compare(f, *args, against=SYSTEMS, hvp=False):
     finite differences  2.0    [nan, -1.0]  (referee)
     x0[0] = 0.0: no derivative here: left -1.0, right 1.0
     """
+    against = _systems(f) if against is None else tuple(against)
     functions = _functions(f, against)
     arguments = Arguments(args)
     _check(arguments, hvp)
@@ -69,6 +71,10 @@ def compare(f, *args, against=SYSTEMS, hvp=False):
         value, grad, left, right, hv, noise = referee(g, arguments.values, direction)
         results[REFEREE] = Result(arguments, value, grad, hv, left, right)
     return Comparison(arguments, results, missing, noise)
+
+
+def _systems(f):
+    return tuple(name for name in SYSTEMS if name in f) if isinstance(f, dict) else SYSTEMS
 
 
 def _functions(f, against):

@@ -12,10 +12,12 @@ from ._compare_export import _Text, format_value, render_latex, render_markdown,
 _NAMES = {"autodiff": "autodiff", "torch": "PyTorch", "jax": "JAX", "autograd": "autograd", REFEREE: REFEREE}
 
 
-def semantics_table(cases, against=SYSTEMS):
+def semantics_table(cases, against=None):
     """One :func:`compare` per case and a table of them: ``cases`` holds ``(name, f, args)`` or
     ``(name, f, args, hvp)`` (``f`` numpy-style or a dict per system, ``args`` a tuple, ``hvp`` as for
-    ``compare``: the row then shows ``H v``).  Returns a :class:`SemanticsTable` (``str`` is Markdown).
+    ``compare``: the row then shows ``H v``).  The columns are autodiff and ``against`` (by default torch, JAX
+    and autograd; a dict case without one of them shows ``(not given)`` there).  Returns a
+    :class:`SemanticsTable` (``str`` is Markdown).
 
     >>> import numpy as np
     >>> table = semantics_table([("abs", lambda xp, x: xp.abs(x), (0.0,)),
@@ -29,7 +31,7 @@ def semantics_table(cases, against=SYSTEMS):
     """
     rows = [_Case(*case) for case in cases]
     return SemanticsTable([(case, compare(case.f, *case.args, against=against, hvp=case.hvp)) for case in rows],
-                          ("autodiff", *against))
+                          ("autodiff", *(SYSTEMS if against is None else against)))
 
 
 class _Case:
@@ -76,8 +78,10 @@ def _at(c):
 
 
 def _cell(c, system, hv):
-    if system not in c.results:
+    if system in c.missing:
         return "(not installed)"
+    if system not in c.results:
+        return "(not given)"
     r = c.results[system]
     return format_value(r.hvp if hv else r.grad)
 

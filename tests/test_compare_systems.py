@@ -123,3 +123,11 @@ def _installed(name):
     except ImportError:
         return False
     return True
+
+
+def test_a_dict_of_functions_runs_the_systems_it_names_by_default():
+    fs = {"autodiff": lambda x: autodiff.numpy.sum(x ** 2), "torch": lambda x: (x ** 2).sum()}
+    c = compare(fs, np.array([1.0, -2.0]))
+    assert list(c.results) == ["autodiff", "torch", "finite differences"] and c.missing == {}
+    with pytest.raises(ValueError, match=r"no entry for \['jax'\]"):
+        compare(fs, np.array([1.0, -2.0]), against=("torch", "jax"))
