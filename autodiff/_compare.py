@@ -137,7 +137,22 @@ def _direction(hvp, arguments):
 class Comparison:
     """What :func:`compare` found: ``results[system]`` (a :class:`Result`), ``missing[system]`` (why it did not
     run), :meth:`verdict` per system, :meth:`notes` (kinks, conjugate conventions), and the table as text,
-    Markdown (:meth:`to_markdown`), LaTeX (:meth:`to_latex`) or plain data (:meth:`to_dict`)."""
+    Markdown (:meth:`to_markdown`), LaTeX (:meth:`to_latex`) or plain data (:meth:`to_dict`).
+
+    >>> c = compare(lambda xp, x: xp.abs(x), 0.0, against=("torch",))
+    >>> print(c.to_markdown())
+    compare at x0 = 0.0
+    <BLANKLINE>
+    | system | value | gradient | vs FD |
+    |---|---|---|---|
+    | autodiff | 0.0 | 0.0 | a convention (no derivative here) |
+    | torch | 0.0 | 0.0 | a convention (no derivative here) |
+    | finite differences | 0.0 | nan | (referee) |
+    <BLANKLINE>
+    - x0 = 0.0: no derivative here: left -1.0, right 1.0
+    >>> c.to_dict()["systems"]["finite differences"]["left"], c.verdict("torch")
+    ({'x0': -1.0}, 'a convention (no derivative here)')
+    """
 
     def __init__(self, arguments, results, missing, noise=(None, None)):
         self.arguments, self.results, self.missing = arguments, results, missing
