@@ -46,12 +46,13 @@ __all__ = [
     "hvp_operator", "HvpOperator",
     "stop_gradient",
     "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "scaled", "warmup", "trace", "Trace",
-    "show", "ties", "explain", "Explanation", "compare", "Comparison",
+    "show", "ties", "explain", "Explanation", "compare", "Comparison", "semantics_table",
     "holomorphic_grad", "ggnvp", "vmap",
     "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk",
 ]
 
 # The study tools load on first use: most programs never call them, and they cost import time.
 __getattr__, __dir__ = lazy_names(__name__, {
-    "compare": "._compare", "Comparison": "._compare", "explain": "._explain", "Explanation": "._explain",
+    "compare": "._compare", "Comparison": "._compare", "semantics_table": "._compare_semantics",
+    "explain": "._explain", "Explanation": "._explain",
     "trace": "._trace", "Trace": "._trace"})

@@ -1,261 +1,274 @@
-"""compare: one function's gradient (and Hessian-vector product) in autodiff, PyTorch and JAX, side by side,
-with central finite differences as the referee.
+"""compare: one function's gradient (and Hessian-vector product) in autodiff, PyTorch, JAX and HIPS autograd,
+side by side, with finite differences as the referee.
 
-It converts arrays, not code.  ``f`` is either numpy-style, ``f(xp, *args)``
-with ``xp`` each system's numpy (``autodiff.numpy``, ``torch``,
-``jax.numpy``, and plain ``numpy`` for the finite differences), or a dict with
-one function of ``*args`` per system (``"autodiff"``, ``"torch"``, ``"jax"``,
-optionally ``"numpy"``: autodiff's runs on plain arrays otherwise).  Only
-installed systems run; a missing one is listed with how to install it
-(``pip install jax``, or the ``[compare]`` extra).  JAX runs with 64-bit
-floats switched on (``jax_enable_x64``), so every system sees the same dtypes.
+It converts arrays, not code.  ``f`` is either numpy-style, ``f(xp, *args)`` with ``xp`` each system's numpy
+(see ``_compare_namespaces``: ``xp.nn.relu`` everywhere, torch's calls adapted to numpy's), or a dict with one
+function of ``*args`` per system (``"autodiff"``, ``"torch"``, ``"jax"``, ``"autograd"``, optionally
+``"numpy"``: autodiff's runs on plain arrays otherwise).  The arguments may be nested (dicts, tuples, lists,
+dataclasses); each float or complex leaf is a variable, and every system's gradient comes back in the
+arguments' structure.  Only installed systems run; a missing one is listed with how to install it (the
+``[compare]`` extra installs JAX and autograd).  The pieces: ``_compare_arguments`` (structures),
+``_compare_systems`` (the runners), ``_compare_fd`` (the referee), ``_compare_export`` (text, Markdown, LaTeX,
+dict), ``_compare_semantics`` (a table over many cases).
 """
-
-import importlib
 
 import numpy as np
 
-from . import numpy as anp
-from ._higher import hvp as _hvp
-from ._transforms import value_and_grad
+from ._compare_arguments import Arguments
+from ._compare_export import format_value, to_dict, to_latex, to_markdown, to_text
+from ._compare_fd import referee
+from ._compare_namespaces import namespace
+from ._compare_systems import INSTALL, load, run
 
-_INSTALL = {"torch": "pip install torch", "jax": "pip install jax (or this package's [compare] extra)"}
-_STEPS = (1e-6, 2.5e-7)  # central differences for the gradient, at two steps to see that they settle
-_SECOND_STEPS = (1e-4, 2.5e-5)  # mixed second differences for H v
+SYSTEMS = ("torch", "jax", "autograd")
+REFEREE = "finite differences"
 
 
 class Result:
-    """One system's answer: the value, the gradient (one entry per argument) and ``H v`` (or ``None``)."""
+    """One system's answer: ``value``, ``grad`` and ``hvp`` (``None`` unless asked for), each gradient one
+    entry per argument in that argument's structure; for finite differences also ``left`` and ``right``, the
+    one-sided derivatives (the gradient is NaN where they differ: no derivative there)."""
 
-    def __init__(self, value, grad, hvp=None):
-        self.value, self.grad, self.hvp = value, grad, hvp
+    def __init__(self, arguments, value, grad, hvp=None, left=None, right=None):
+        self.value = value
+        self.flat_grad, self.flat_hvp, self.flat_left, self.flat_right = grad, hvp, left, right
+        self.grad, self.hvp = arguments.structure(grad), arguments.structure(hvp)
+        self.left, self.right = arguments.structure(left), arguments.structure(right)
 
 
-def compare(f, *args, against=("torch", "jax"), hvp=False):
-    """The gradient of the scalar ``f`` at ``args`` in autodiff and in each installed system of ``against``,
-    with finite differences as the referee; ``hvp=True`` (direction ones) or ``hvp=v`` (one direction per
-    argument, or a bare one for a single argument) adds ``H v``.  Returns a :class:`Comparison`, whose text
-    is the table.
+def compare(f, *args, against=None, hvp=False):
+    """The gradient of ``f`` at ``args`` in autodiff and in each installed system of ``against`` (by default
+    torch, JAX and autograd, or for a dict of functions the systems it has entries for), with finite
+    differences as the referee; ``hvp=True`` (direction ones) or ``hvp=v`` (one direction per argument, in its
+    structure, or a bare one for a single argument) adds ``H v``.  Returns a :class:`Comparison`, whose text
+    is the table (``to_markdown()``, ``to_latex()`` and ``to_dict()`` export it).
 
     >>> import numpy as np
     >>> c = compare(lambda xp, x: xp.sum(xp.abs(x)), np.array([0.0, -2.0]), against=("torch",))
     >>> print(c)  # doctest: +NORMALIZE_WHITESPACE
     compare at x0 = [0.0, -2.0]
     system              value  gradient     vs FD
-    autodiff            2.0    [0.0, -1.0]  =
-    torch               2.0    [0.0, -1.0]  =
-    finite differences  2.0    [0.0, -1.0]  (referee)
+    autodiff            2.0    [0.0, -1.0]  = elsewhere; a convention at the kink
+    torch               2.0    [0.0, -1.0]  = elsewhere; a convention at the kink
+    finite differences  2.0    [nan, -1.0]  (referee)
+    x0[0] = 0.0: no derivative here: left -1.0, right 1.0
     """
+    against = _systems(f) if against is None else tuple(against)
     functions = _functions(f, against)
-    direction = _direction(hvp, args)
+    arguments = Arguments(args)
+    _check(arguments, hvp)
+    direction = _direction(hvp, arguments)
+    results, missing = {}, {}
     with np.errstate(all="ignore"):  # kinks are what this is for: 1/0 and 0/0 are answers here, not accidents
-        results, missing = {"autodiff": _run_autodiff(functions["autodiff"], args, direction)}, {}
-        for name in against:
-            module = _load(name)
+        for name in ("autodiff", *against):
+            module = load(name)
             if module is None:
-                missing[name] = f"not installed: {_INSTALL[name]}"
+                missing[name] = f"not installed: {INSTALL[name]}"
                 continue
-            results[name] = _RUNNERS[name](module, functions[name], args, direction)
-        results["finite differences"] = _run_differences(functions["numpy"], args, direction)
-    return Comparison(args, results, missing)
+            g = _on_leaves(arguments, functions[name])
+            results[name] = Result(arguments, *run(name, module, g, arguments.values, direction))
+        g = _on_leaves(arguments, functions["numpy"])
+        value, grad, left, right, hv, noise = referee(g, arguments.values, direction)
+        results[REFEREE] = Result(arguments, value, grad, hv, left, right)
+    return Comparison(arguments, results, missing, noise)
+
+
+def _systems(f):
+    return tuple(name for name in SYSTEMS if name in f) if isinstance(f, dict) else SYSTEMS
 
 
 def _functions(f, against):
     """One function of ``*args`` per system, from a dict or from a numpy-style ``f(xp, *args)``."""
-    unknown = [name for name in against if name not in _RUNNERS]
+    unknown = [name for name in against if name not in SYSTEMS]
     if unknown:
-        raise ValueError(f"compare: against={against!r} names {unknown}; the systems are {sorted(_RUNNERS)}")
+        raise ValueError(f"compare: against={against!r} names {unknown}; the systems are {sorted(SYSTEMS)}")
     if isinstance(f, dict):
         lacking = [name for name in ("autodiff", *against) if name not in f]
         if lacking:
             raise ValueError(f"compare: the dict of functions has no entry for {lacking}; give one function of "
                              "*args per system, or one numpy-style f(xp, *args)")
         return {**f, "numpy": f.get("numpy", f["autodiff"])}
-    namespaces = {"autodiff": anp, "numpy": np, "torch": "torch", "jax": "jax.numpy"}
-    return {name: _with_namespace(f, xp) for name, xp in namespaces.items()}
+    return {name: _with_namespace(f, name) for name in ("autodiff", "numpy", *against)}
 
 
-def _with_namespace(f, xp):
-    def run(*args):
-        return f(importlib.import_module(xp) if isinstance(xp, str) else xp, *args)
+def _with_namespace(f, system):
+    def run_in(*args):
+        return f(namespace(system), *args)
 
-    return run
+    return run_in
 
 
-def _direction(hvp, args):
+def _on_leaves(arguments, fn):
+    def g(*xs):
+        return arguments.call(fn, xs)
+
+    return g
+
+
+def _check(arguments, hvp):
+    if not arguments.values:
+        given = ", ".join(type(a).__name__ for a in arguments.args) or "nothing"
+        raise TypeError(f"compare: no float or complex argument to differentiate (given {given}); pass floats, "
+                        "float arrays, or structures holding them")
+    complex_leaves = [n for n, x in zip(arguments.names, arguments.values) if np.iscomplexobj(x)]
+    if complex_leaves and hvp is not False and hvp is not None:
+        raise TypeError(f"compare: hvp with complex arguments ({', '.join(complex_leaves)}) is not supported; "
+                        "compare the gradient (hvp=False), or pass the real and imaginary parts as two real "
+                        "arguments")
+
+
+def _direction(hvp, arguments):
+    """``H v``'s direction, one numpy array per differentiable leaf, or ``None``."""
     if hvp is False or hvp is None:
         return None
     if hvp is True:
-        return tuple(np.ones_like(np.asarray(a, float)) for a in args)
+        return [np.ones_like(np.asarray(x, float)) for x in arguments.values]
     v = hvp if isinstance(hvp, tuple) else (hvp,)
-    if len(v) != len(args):
-        raise ValueError(f"compare: hvp gives {len(v)} direction(s) for {len(args)} argument(s); give one each")
-    return tuple(np.asarray(d, float) for d in v)
-
-
-def _load(name):
-    try:
-        module = importlib.import_module(name)
-    except ImportError:
-        return None
-    if name == "jax":
-        module.config.update("jax_enable_x64", True)  # float64 as in the other systems
-    return module
-
-
-def _run_autodiff(fn, args, direction):
-    nums = tuple(range(len(args)))
-    value, grads = value_and_grad(fn, nums)(*args)
-    hv = _hvp(fn, tuple(args), direction) if direction is not None else None
-    return Result(_numpy(value), _numpy(grads), _numpy(hv))
-
-
-def _run_torch(torch, fn, args, direction):
-    ts = [torch.tensor(np.asarray(a), requires_grad=True) for a in args]
-    out = fn(*ts)
-    grads = torch.autograd.grad(out, ts, create_graph=direction is not None, allow_unused=True)
-    grads = [torch.zeros_like(t) if g is None else g for g, t in zip(grads, ts)]
-    hv = None
-    if direction is not None:
-        dot = sum((g * torch.tensor(v)).sum() for g, v in zip(grads, direction))
-        hv = (torch.autograd.grad(dot, ts, allow_unused=True) if dot.requires_grad else [None] * len(ts))
-        hv = [torch.zeros_like(t) if h is None else h for h, t in zip(hv, ts)]
-    return Result(_numpy(out), _numpy(grads), _numpy(hv))
-
-
-def _run_jax(jax, fn, args, direction):
-    xs = tuple(jax.numpy.asarray(a) for a in args)
-    nums = tuple(range(len(args)))
-    value, grads = jax.value_and_grad(fn, nums)(*xs)
-    hv = None
-    if direction is not None:
-        hv = jax.jvp(lambda *a: jax.grad(fn, nums)(*a), xs, tuple(jax.numpy.asarray(v) for v in direction))[1]
-    return Result(_numpy(value), _numpy(grads), _numpy(hv))
-
-
-_RUNNERS = {"torch": _run_torch, "jax": _run_jax}
-
-
-def _run_differences(fn, args, direction):
-    """Central differences of ``fn`` run on plain numpy: the referee every system is read against."""
-    plain = [np.asarray(a, float) for a in args]
-    value = _numpy(fn(*args))
-    grads = tuple(_gradient(fn, plain, k) for k in range(len(plain)))
-    hv = None if direction is None else tuple(_hessian_times(fn, plain, direction, k) for k in range(len(plain)))
-    return Result(value, grads, hv)
-
-
-def _gradient(fn, plain, k):
-    """The gradient of argument ``k`` by central differences at two steps; NaN where they do not settle
-    (no derivative there: ``sqrt`` at 0 from both sides)."""
-    return _settled(*[_central(fn, plain, k, h) for h in _STEPS])
-
-
-def _central(fn, plain, k, h):
-    out = np.empty_like(plain[k])
-    for i in np.ndindex(plain[k].shape):
-        e = np.zeros_like(plain[k])
-        e[i] = h
-        out[i] = (_at(fn, plain, {k: e}) - _at(fn, plain, {k: -e})) / (2 * h)
-    return out
-
-
-def _hessian_times(fn, plain, direction, k):
-    """``(H v)`` for argument ``k`` from mixed second differences at two steps; NaN where they do not
-    settle (the second derivative has no limit there, e.g. the Hessian of a norm at 0)."""
-    return _settled(*[_mixed(fn, plain, direction, k, h) for h in _SECOND_STEPS])
-
-
-def _settled(coarse, fine):
-    return np.where(np.isclose(coarse, fine, rtol=1e-3, atol=1e-6), fine, np.nan)
-
-
-def _mixed(fn, plain, direction, k, h):
-    out = np.empty_like(plain[k])
-    for i in np.ndindex(plain[k].shape):
-        e = np.zeros_like(plain[k])
-        e[i] = h
-        total = 0.0
-        for sign_e, sign_v in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
-            shifts = {j: sign_v * h * np.asarray(direction[j]) for j in range(len(plain))}
-            shifts[k] = shifts[k] + sign_e * e
-            total += sign_e * sign_v * _at(fn, plain, shifts)
-        out[i] = total / (4 * h * h)
-    return out
-
-
-def _at(fn, plain, shifts):
-    moved = [p + shifts[j] if j in shifts else p for j, p in enumerate(plain)]
-    with np.errstate(all="ignore"):
-        return float(_numpy(fn(*[_like(m, p) for m, p in zip(moved, plain)])))
-
-
-def _like(moved, original):
-    return float(moved) if np.ndim(original) == 0 and not isinstance(original, np.ndarray) else moved
-
-
-def _numpy(x):
-    """Results as numpy: tensors detached, JAX arrays converted, tuples and lists kept as tuples."""
-    if x is None:
-        return None
-    if isinstance(x, (tuple, list)):
-        return tuple(_numpy(a) for a in x)
-    if hasattr(x, "detach"):
-        x = x.detach().numpy()
-    return np.asarray(x, dtype=float) if not isinstance(x, np.ndarray) else x
+    if len(v) != len(arguments.args):
+        raise ValueError(f"compare: hvp gives {len(v)} direction(s) for {len(arguments.args)} argument(s); "
+                         "give one each")
+    leaves = Arguments(v).leaves
+    if len(leaves) != len(arguments.leaves):
+        raise ValueError("compare: hvp's directions are not in the arguments' structure; give one direction per "
+                         f"float leaf ({', '.join(arguments.names)}), in the same containers")
+    return [np.asarray(leaves[k], float) for k in arguments.which]
 
 
 class Comparison:
     """What :func:`compare` found: ``results[system]`` (a :class:`Result`), ``missing[system]`` (why it did not
-    run), and the table as text."""
+    run), :meth:`verdict` per system, :meth:`notes` (kinks, conjugate conventions), and the table as text,
+    Markdown (:meth:`to_markdown`), LaTeX (:meth:`to_latex`) or plain data (:meth:`to_dict`).
 
-    def __init__(self, args, results, missing):
-        self.args, self.results, self.missing = args, results, missing
+    >>> c = compare(lambda xp, x: xp.abs(x), 0.0, against=("torch",))
+    >>> print(c.to_markdown())
+    compare at x0 = 0.0
+    <BLANKLINE>
+    | system | value | gradient | vs FD |
+    |---|---|---|---|
+    | autodiff | 0.0 | 0.0 | a convention (no derivative here) |
+    | torch | 0.0 | 0.0 | a convention (no derivative here) |
+    | finite differences | 0.0 | nan | (referee) |
+    <BLANKLINE>
+    - x0 = 0.0: no derivative here: left -1.0, right 1.0
+    >>> c.to_dict()["systems"]["finite differences"]["left"], c.verdict("torch")
+    ({'x0': -1.0}, 'a convention (no derivative here)')
+    """
+
+    def __init__(self, arguments, results, missing, noise=(None, None)):
+        self.arguments, self.results, self.missing = arguments, results, missing
+        self.args = arguments.args
+        self._noise = noise
 
     def __str__(self):
-        hv = self.results["autodiff"].hvp is not None
-        header = ["system", "value", "gradient"] + (["Hv"] if hv else []) + ["vs FD"]
-        rows = [header] + [self._row(name, r, hv) for name, r in self.results.items()]
-        widths = [max(len(row[c]) for row in rows if len(row) > c) for c in range(len(header))]
-        lines = ["compare at " + ", ".join(f"x{i} = {format_value(a)}" for i, a in enumerate(self.args))]
-        lines += ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in rows]
-        lines += [f"{name:<{widths[0]}}  {why}" for name, why in self.missing.items()]
-        return "\n".join(lines)
+        return to_text(self)
 
     __repr__ = __str__
 
-    def _row(self, name, r, hv):
-        cells = [name, format_value(r.value), format_value(r.grad)] + ([format_value(r.hvp)] if hv else [])
-        return cells + ["(referee)" if name == "finite differences" else self.verdict(name)]
+    def to_markdown(self):
+        """The table as GitHub Markdown, notes as a list below it."""
+        return to_markdown(self)
+
+    def to_latex(self):
+        """The table as a LaTeX ``tabular`` (no packages needed), notes as a list below it."""
+        return to_latex(self)
+
+    def to_dict(self):
+        """Plain data: the point, and per system its value, gradient and ``H v`` by leaf name, and verdict."""
+        return to_dict(self)
 
     def verdict(self, name):
-        """``=`` when ``name``'s gradient (and ``H v``) match finite differences, else what differs."""
-        r, fd = self.results[name], self.results["finite differences"]
-        differ = [what for what, a, b in (("gradient", r.grad, fd.grad), ("Hv", r.hvp, fd.hvp))
-                  if a is not None and not _close(a, b)]
-        return "=" if not differ else "differs: " + ", ".join(differ)
+        """``=`` when ``name`` agrees with finite differences (gradient, and ``H v`` if asked for), ``= up to
+        conjugation`` for a complex gradient in the other convention, ``a convention`` where the referee finds
+        no derivative (any value there is a choice), else what differs."""
+        if name == REFEREE:
+            return "(referee)"
+        grad = self._states(self.results[name].flat_grad, "gradient")
+        hv = set() if self.results[name].flat_hvp is None else self._states(self.results[name].flat_hvp, "Hv")
+        differ = [what for what, states in (("gradient", grad), ("Hv", hv)) if "differs" in states]
+        if differ:
+            return "differs: " + ", ".join(differ)
+        states = grad | hv
+        if "kink" in states:
+            return "a convention (no derivative here)" if "=" not in states else "= elsewhere; a convention at the kink"
+        return "= up to conjugation" if "conj" in states else "="
+
+    def kinks(self):
+        """``[(leaf name, index, x, left, right)]`` where the referee found no derivative."""
+        fd, out = self.results[REFEREE], []
+        for name, x, kink, left, right in zip(self.arguments.names, self.arguments.values,
+                                              self._no_derivative("gradient"), fd.flat_left, fd.flat_right):
+            out += [(name, i, np.asarray(x)[i], left[i], right[i]) for i in np.ndindex(kink.shape) if kink[i]]
+        return out
+
+    def notes(self):
+        """Lines under the table: each kink with its one-sided derivatives, where ``H v`` has no limit, and
+        the complex conventions (which columns differ only by conjugation)."""
+        lines = [f"{_entry(name, i)} = {format_value(x)}: no derivative here: left {format_value(left)}, right "
+                 f"{format_value(right)}" for name, i, x, left, right in self.kinks()]
+        if self.results[REFEREE].flat_hvp is not None:
+            lines += [f"{_entry(name, i)}: H v has no limit here (the second differences do not settle)"
+                      for name, mask in zip(self.arguments.names, self._no_derivative("Hv"))
+                      for i in np.ndindex(mask.shape) if mask[i]]
+        return lines + self._conventions()
+
+    def _conventions(self):
+        if not any(np.iscomplexobj(v) for v in [self.results[REFEREE].value, *self.arguments.values]):
+            return []
+        ours = [n for n in self.results if self._states(self.results[n].flat_grad, "gradient") <= {"=", "kink"}]
+        theirs = [n for n in self.results if _only_conjugate(self._states(self.results[n].flat_grad, "gradient"))]
+        if not theirs:
+            return ["complex z = x + iy, u = Re f: finite differences show du/dx - i du/dy (autodiff's and JAX's "
+                    "convention; torch's z.grad is its conjugate)"]
+        verb = "differs" if len(theirs) == 1 else "differ"
+        return [f"{_listed(theirs)} {verb} from {_listed(ours)} only by conjugation: du/dx + i du/dy against "
+                "du/dx - i du/dy (complex z = x + iy, u = Re f)"]
+
+    def _states(self, flat, what):
+        """Which of ``=``, ``conj``, ``differs`` and ``kink`` (the referee finds no derivative: any value there
+        is a convention) occur in ``flat``, one system's gradient or ``H v``, against the referee's."""
+        reference = self.results[REFEREE].flat_grad if what == "gradient" else self.results[REFEREE].flat_hvp
+        noise = self._noise[0] if what == "gradient" else self._noise[1]
+        scale, states = _scale(reference), set()
+        for a, b, n, kink in zip(flat, reference, noise, self._no_derivative(what)):
+            a, b = np.asarray(a), np.asarray(b)
+            same, conj = _near(a, b, n, scale), _near(a, np.conj(b), n, scale)
+            for state, where in (("kink", kink & ~same), ("=", same), ("conj", conj & ~same & ~kink),
+                                 ("differs", ~same & ~conj & ~kink)):
+                if where.any():
+                    states.add(state)
+        return states
+
+    def _no_derivative(self, what):
+        """Per leaf, where the referee finds no derivative: one-sided derivatives that differ (a kink), or
+        second differences that do not settle."""
+        fd = self.results[REFEREE]
+        if what == "Hv":
+            return [np.isnan(h) for h in fd.flat_hvp]
+        return [np.isnan(g) & ~(np.isnan(left) & np.isnan(right))
+                for g, left, right in zip(fd.flat_grad, fd.flat_left, fd.flat_right)]
 
 
-def _close(a, b):
-    return all(np.allclose(x, y, rtol=1e-4, atol=1e-6, equal_nan=True) for x, y in zip(a, b))
+def _entry(name, index):
+    return name + "".join(f"[{j}]" for j in index)
 
 
-def format_value(x):
-    """A number or a small array as a short list (4 significant digits), a tuple of them joined by ``;``."""
-    if isinstance(x, tuple):
-        return format_value(x[0]) if len(x) == 1 else "; ".join(format_value(a) for a in x)
-    a = np.asarray(x, float)
-    if a.ndim == 0:
-        return _number(float(a))
-    if a.size > 8:
-        return f"float64[{','.join(map(str, a.shape))}] norm {_number(float(np.linalg.norm(a)))}"
-    return "[" + ", ".join(_number(float(v)) for v in a.ravel()) + "]"
+def _listed(names):
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
 
 
-def _number(v):
-    if np.isnan(v):
-        return "nan"
-    if np.isinf(v):
-        return "inf" if v > 0 else "-inf"
-    text = f"{v + 0.0:.4g}"  # + 0.0: no "-0"
-    return text if any(c in text for c in ".en") else text + ".0"
+def _only_conjugate(states):
+    return "conj" in states and states <= {"=", "conj", "kink"}
+
+
+def _scale(flat):
+    """The largest finite entry of a gradient: tolerances are relative to it, never absolute."""
+    finite = [np.abs(a[np.isfinite(a)]) for a in map(np.asarray, flat)]
+    return max((float(a.max()) for a in finite if a.size), default=0.0)
+
+
+def _near(a, b, noise, scale):
+    """Elementwise agreement within a relative tolerance (of each entry and of the gradient's scale) plus the
+    referee's rounding noise; NaN matches NaN, an infinity the same infinity."""
+    with np.errstate(invalid="ignore"):
+        close = np.abs(a - b) <= 1e-4 * np.maximum(np.abs(a), np.abs(b)) + 1e-6 * scale + 10 * noise
+    return close | (np.isnan(a) & np.isnan(b)) | (a == b)

@@ -3,10 +3,11 @@
     python -m docs.gen_semantics          # rewrite the table in docs/semantics.md
     python -m docs.gen_semantics --check  # exit 1 if the committed table differs from a fresh one
 
-Each row is one ``compare`` call: our gradient (or ``H v``), PyTorch's, JAX's and central finite
-differences.  Only the part of the page between the two markers is generated; the sections around it
-are written by hand, so more conventions can be appended.  Where JAX is not installed
-(``pip install jax``, or the ``[compare]`` extra) its column is kept as committed, and said so.
+Each row is one ``compare`` call: our gradient (or ``H v``), PyTorch's, JAX's and the finite-difference
+referee's (at a kink, its left and right derivatives).  Only the part of the page between the two markers
+is generated; the sections around it are written by hand, so more conventions can be appended.  Where JAX
+is not installed (``pip install jax``, or the ``[compare]`` extra) its column is kept as committed, and said
+so.
 """
 
 import importlib
@@ -18,6 +19,7 @@ import numpy as np
 import autodiff
 import autodiff.numpy as anp
 from autodiff._compare import format_value
+from autodiff._compare_semantics import referee_cell
 from autodiff.extend import defvjp, primitive
 
 PAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "semantics.md")
@@ -153,7 +155,8 @@ def rows(systems):
         hvp = kind if not isinstance(kind, str) else kind == "hvp"
         c = autodiff.compare(_functions(case, ("autodiff",) + systems), *args, against=systems, hvp=hvp)
         cell = {s: format_value(r.grad if hvp is False else r.hvp) for s, r in c.results.items()}
-        out.append([name, where, cell["autodiff"], cell["torch"], cell.get("jax"), cell["finite differences"]])
+        referee = referee_cell(c, hvp is not False)  # at a kink: its one-sided derivatives, not a number
+        out.append([name, where, cell["autodiff"], cell["torch"], cell.get("jax"), referee])
     return out
 
 
