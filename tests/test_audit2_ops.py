@@ -129,12 +129,16 @@ def test_a_correct_batching_rule_under_nested_vmap_passes_the_check():
     np.testing.assert_array_equal(autodiff.vmap(double, in_axes=1)(x), 2.0 * np.moveaxis(x, 1, 0))
 
 
-def test_the_loop_fallback_over_an_empty_batch_says_why_it_cannot_run():
+def test_the_loop_fallback_over_an_empty_batch_gives_what_a_loop_would_stack():
+    """A batch of 0 works wherever a batch of 1 does (issue 36 item 12), the loop fallback included: the
+    shape and dtype one example's call gives, stacked zero times."""
     square = primitive(lambda x: x * x, name="square_without_batch_rule")
     defvjp(square, lambda g, ans, x: 2.0 * g * x)
     assert autodiff.vmap(anp.sin)(np.zeros((0, 3))).shape == (0, 3)
-    with pytest.warns(UserWarning), pytest.raises(ValueError, match=r"square_without_batch_rule has no batching rule"):
-        autodiff.vmap(square)(np.zeros((0, 3)))
+    with pytest.warns(UserWarning, match=r"square_without_batch_rule has no batching rule"):
+        out = autodiff.vmap(square)(np.zeros((0, 3), np.float32))
+    one = autodiff.vmap(square)(np.zeros((1, 3), np.float32))
+    assert out.shape == (0,) + one.shape[1:] and out.dtype == one.dtype
 
 
 def test_argnums_reads_numpy_ints_and_says_what_is_wrong_otherwise():

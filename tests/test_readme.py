@@ -35,19 +35,36 @@ def session():
 
 
 def test_the_readme_has_blocks_on_the_projects_own_models(session):
-    assert len(python_blocks(README)) >= 6
-    assert isinstance(session["model"], layers.Chain) and isinstance(session["model"].layers[0], layers.Dense)
+    assert len(python_blocks(README)) >= 3
+    model = session["model"]
+    assert isinstance(model, layers.Chain) and isinstance(model.layers[1], layers.BatchNorm)
     assert isinstance(session["net"], layers.ResNet)
     tied = session["tied"]
     assert tied.layers[0].weight is tied.layers[2].weight
 
 
 def test_every_block_runs_and_its_claims_hold(session):
-    model = session["model"]
-    assert session["n_params"] == sum(p.size for p in session["tv"].trainables(model))
+    model, tv = session["model"], session["tv"]
+    assert isinstance(session["n_params"], int)
+    assert session["n_params"] == sum(p.size for p in tv.trainables(model))
     half = session["half"]
-    assert all(p.dtype == np.float16 for p in session["tv"].trainables(half))
+    assert all(p.dtype == np.float16 for p in tv.trainables(half))
     assert half.layer1[0].conv1.stride == session["net"].layer1[0].conv1.stride
+
+
+def test_the_first_programs_gradient_has_none_exactly_off_the_trainables(session):
+    """design.md 1: the gradient's array leaves are exactly the model's trainable arrays, in order."""
+    tv, grads, model = session["tv"], session["grads"], session["model"]
+    leaves = [g for g in tv.trainables(grads)]
+    assert [g.shape for g in leaves] == [p.shape for p in tv.trainables(model)]
+
+
+def test_the_readme_is_a_manual_not_a_diary():
+    assert len(README.splitlines()) <= 300
+    assert not re.search(r"\b\d+(\.\d+)? ?(ms|µs|us)\b", README), "timings live in bench/RESULTS.md"
+    for page in sorted(os.listdir(os.path.join(ROOT, "docs"))):
+        if page.endswith(".md"):
+            assert f"docs/{page}" in README, f"the manual's table does not link docs/{page}"
 
 
 def test_the_resnet_parameter_count_equals_torchs():
