@@ -32,9 +32,8 @@ class ParameterVector:
     """
 
     def __init__(self, variables, homes):
-        trainable = variables.trainable_paths()
         position = {path: k for k, (path, _) in enumerate(leaves(variables.primals))}
-        chosen = [v for v, home in enumerate(homes) if _is_parameter(variables.leaves[v], home, trainable)]
+        chosen = [v for v, home in enumerate(homes) if _is_parameter(variables.leaves[v], home)]
         self.variables = sorted(chosen, key=lambda v: position[homes[v]])
         self.count = len(variables.leaves)
         values = [value_of(variables.leaves[v]) for v in self.variables]
@@ -67,8 +66,6 @@ class ParameterVector:
         return np.concatenate(parts).astype(self.dtype, copy=False) if parts else np.zeros(0, self.dtype)
 
 
-def _is_parameter(leaf, home, trainable):
-    """A float array at a trainable home, or a bare argument (an array or a float)."""
-    if trainable is not None and home not in trainable:
-        return False
+def _is_parameter(leaf, home):
+    """A float array (every variable is trainable), or a bare argument (an array or a float)."""
     return isinstance(value_of(leaf), np.ndarray) or len(home) == 1

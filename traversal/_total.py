@@ -37,7 +37,7 @@ from ._total_checks import apply, check_shape, predicate
 __all__ = ["total"]
 
 
-def total(f, model, grads=None, *, init=0.0, only=None):
+def total(f, model, grads=None, *, init=0, only=None):
     """``init + Σ f(p)`` over the distinct trainable arrays ``p`` of ``model`` (ties once).
 
     With ``grads`` (a structural gradient of ``model``), ``init + Σ f(x, dx)``,
@@ -50,7 +50,9 @@ def total(f, model, grads=None, *, init=0.0, only=None):
     ``only=np.ndarray``, ``only=lambda n: getattr(n, "ndim", 0) == 2``.  The
     predicate sees containers as well as arrays (plain values, also under
     ``grad``).  Differentiable with respect to the model, ``grads`` and
-    whatever ``f`` closes over, to any order.
+    whatever ``f`` closes over, to any order.  The sum is an int when every
+    term is (``total(np.size, model)``, a parameter count), as Python's
+    ``sum`` is; a model without parameters gives ``init`` (``0``).
 
     >>> import numpy as np
     >>> import autodiff.numpy as anp
@@ -60,8 +62,8 @@ def total(f, model, grads=None, *, init=0.0, only=None):
     >>> import autodiff
     >>> autodiff.grad(lambda m: total(anp.linalg.norm, m))(m)
     {'x': array([0.6, 0.8]), 'y': (None, array([1.])), 'z': None}
-    >>> float(total(np.size, m, only=lambda n: getattr(n, "size", 0) > 1))
-    2.0
+    >>> total(np.size, m), total(np.size, m, only=lambda n: getattr(n, "size", 0) > 1)
+    (3, 2)
     """
     match = predicate(only, model)
     args, arity = _arguments(f, model, grads, match)
