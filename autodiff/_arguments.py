@@ -3,8 +3,8 @@
 One notion of variable (design.md section 1): a leaf a node's ``trainable`` leaves out (BatchNorm's
 running statistics, ``eps``, ``momentum``) is a constant, never traced, so its gradient is ``None``.
 Ties (design.md section 3) are decided by identity, for arrays only: within
-one argument a tied array gets one traced value at its trainable positions, and its accumulated gradient
-appears at its first trainable occurrence, ``None`` at the others.  Floats
+one argument a tied array with a trainable occurrence is one variable, traced once wherever it sits, and
+its accumulated (true) gradient appears at its first trainable occurrence, ``None`` at the others.  Floats
 are values, never tied; each argument is its own variable, so an array in two
 arguments gets each argument's own partial derivative.
 """
@@ -64,14 +64,16 @@ def trace_arguments(tape, args, argnums):
 def _trace_leaves(tape, arg, i, leaves, flags):
     """A traced input per differentiable leaf, one per distinct array (a tie); ``(traced, tied?)``.
 
-    ``flags`` (``None``: all) marks the trainable leaves; the others stay as they are, constants."""
+    ``flags`` (``None``: all) marks the trainable leaves; the others stay as they are, constants, unless
+    they hold an array that also sits at a trainable position (a tie: one variable)."""
+    variables = _trainable_arrays(leaves, flags)
     seen = {}  # id(array) -> its traced input, within this argument only
     traced = []
     arrays = 0
     fresh = []  # the plain arrays traced: protected together at the end (one lock for a model's parameters)
     for k, leaf in enumerate(leaves):
         kind = type(leaf)
-        if flags is not None and not flags[k]:  # left out by trainable: a constant
+        if flags is not None and not flags[k] and id(leaf) not in variables:  # left out by trainable: a constant
             traced.append(leaf)
             continue
         if kind is np.ndarray and leaf.dtype.kind in "fc":
@@ -95,6 +97,13 @@ def _trace_leaves(tape, arg, i, leaves, flags):
     return traced, len(seen) < arrays
 
 
+def _trainable_arrays(leaves, flags):
+    """The ids of the arrays at trainable positions (of every leaf when ``flags`` is ``None``: not needed)."""
+    if flags is None:
+        return ()
+    return {id(leaf) for leaf, ok in zip(leaves, flags) if ok and isinstance(value_of(leaf), np.ndarray)}
+
+
 _PLAIN = frozenset((int, bool, str, type(None), np.ndarray))  # never differentiable leaves (float arrays aside)
 
 
@@ -104,7 +113,7 @@ def gradient_of(arg, i, record, cts):
     if structure is None:  # a bare array or float
         return materialise(cts[record.bare[i].index], arg, bare=True)
     leaves, traced, treedef, tied = structure
-    carriers = _carriers(leaves, traced) if tied else None
+    carriers = _carriers(leaves, traced, treedef.flags) if tied else None
     grads = []
     for k, (leaf, t) in enumerate(zip(leaves, traced)):
         if t is leaf or (carriers is not None and k not in carriers):  # not differentiated, or a tie's other place
@@ -118,11 +127,11 @@ def gradient_of(arg, i, record, cts):
     return treedef.tangent(grads)
 
 
-def _carriers(leaves, traced):
-    """The positions that carry a tied array's gradient: its first traced (so trainable) occurrence."""
+def _carriers(leaves, traced, flags):
+    """The positions that carry a tied array's gradient: its first trainable occurrence."""
     first = {}
     for k, (leaf, t) in enumerate(zip(leaves, traced)):
-        if t is not leaf:
+        if t is not leaf and (flags is None or flags[k]):
             first.setdefault(id(t), k)
     return set(first.values())
 

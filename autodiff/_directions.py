@@ -1,9 +1,10 @@
 """Directions for ``jvp`` and ``hvp``: the primals' variables, and a tangent tree checked against them.
 
-A variable is a distinct differentiable leaf of one argument, reached through trainable children only
-(design.md section 1): a leaf a node's ``trainable`` leaves out (BatchNorm's running statistics, ``eps``)
-is a constant, and a tangent's entry there is ignored, whatever it holds, so a direction built with
-``traversal.fmap`` or ``destructure``'s ``rebuild`` moves the parameters only.  A tied array
+A variable is a distinct differentiable leaf of one argument at a trainable position (design.md section 1):
+a leaf a node's ``trainable`` leaves out (BatchNorm's running statistics, ``eps``) is a constant (unless
+it is an array tied to a trainable position: then it is that variable), and a tangent's entry there is
+ignored, whatever it holds, so a direction built with ``traversal.fmap`` or ``destructure``'s ``rebuild``
+moves the parameters only.  A tied array
 (one array object at several positions of an argument) is one variable, so it
 has one direction (``design.md`` section 9): the tangent's entries at its
 positions must be ``None`` or one same array.  Across arguments each argument
@@ -81,10 +82,10 @@ class Variables:
         self.every_path = []  # the key path of every leaf, differentiable or not, in order
         self.held = {}  # path -> a leaf that cannot move (an int array, a string): no direction allowed there
         tied = {}  # (argument, id of an array) -> its variable
-        constants = _constant_paths(primals)
+        self.ignored, arrays = _left_out(primals)  # non-trainable paths: a tangent's entry there is ignored
         for path, leaf in leaves(primals):
             self.every_path.append(path)
-            if path in constants:  # left out by trainable: any entry there is ignored
+            if path in self.ignored and (path[0], id(leaf)) not in arrays:  # a constant
                 continue
             if not is_differentiable(leaf):
                 self.held[path] = leaf
@@ -101,9 +102,9 @@ class Variables:
             self.at[path] = v
 
     def homes(self):
-        """Per variable, the key path its derivative sits at, as in ``grad``: a tie's first (trainable)
+        """Per variable, the key path its derivative sits at, as in ``grad``: a tie's first trainable
         occurrence (design §3)."""
-        return [paths[0] for paths in self.paths]
+        return [next(p for p in paths if p not in self.ignored) for paths in self.paths]
 
     def as_gradient(self, per_variable, zeros=zeros_like_primal):
         """Per-variable values placed as ``grad`` places gradients (design.md section 2): each at its variable's
@@ -157,7 +158,7 @@ class Variables:
         directions, first = [None] * len(self.leaves), [None] * len(self.leaves)
         for path, v in self.at.items():
             t = entries[path]
-            if t is None:
+            if t is None or path in self.ignored:
                 continue
             _check_leaf(name, t, self.leaves[v], path, bare)
             if directions[v] is None:
@@ -167,14 +168,20 @@ class Variables:
         return directions
 
 
-def _constant_paths(primals):
-    """The key paths of the leaves a node's ``trainable`` leaves out: constants for every transform."""
-    constants = set()
+def _left_out(primals):
+    """``(paths, arrays)``: the key paths of the leaves a node's ``trainable`` leaves out (constants for every
+    transform), and ``(argument, id)`` of the arrays at trainable positions (a tie makes such a path a variable)."""
+    paths, arrays = set(), set()
     for i, arg in enumerate(primals):
         flags = trainable_flags(arg)
-        if flags is not None:
-            constants.update(path for (path, _), ok in zip(leaves(arg, (i,)), flags) if not ok)
-    return constants
+        if flags is None:
+            continue
+        for (path, leaf), ok in zip(leaves(arg, (i,)), flags):
+            if not ok:
+                paths.add(path)
+            elif isinstance(value_of(leaf), np.ndarray):
+                arrays.add((i, id(leaf)))
+    return paths, arrays
 
 
 def _sum(x):
