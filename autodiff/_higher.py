@@ -243,12 +243,20 @@ class Linearized:
         self._tape, self._variables, self._inputs = tape, variables, inputs
         self._out, self._outputs = out, outputs
 
+    @property
+    def variables(self):
+        """The primals' variables (:class:`autodiff._directions.Variables`) the record moves."""
+        return self._variables
+
     def __del__(self):
         release(self._tape)  # the arrays the record protected are the caller's again
 
     def __call__(self, *tangents):
         _, tangents, _ = as_arguments("linearize", self._variables.primals, tangents)
-        directions = self._variables.directions("linearize", tangents, False)
+        return self.push(self._variables.directions("linearize", tangents, False))
+
+    def push(self, directions):
+        """``J v`` in the output's structure, for one direction per variable (``None`` for zero)."""
         pushed = push_along(self._tape, {x.index: d for x, d in zip(self._inputs, directions) if d is not None})
         given = iter(self._outputs)
 
@@ -272,8 +280,12 @@ class Linearized:
         >>> bool(np.allclose(g, np.sin([0.0, 1.0]) + np.cos([0.0, 1.0]) * np.array([0.0, 1.0])))
         True
         """
+        return self._variables.as_gradient(self.pull(ct))
+
+    def pull(self, ct):
+        """``Jᵀ ct`` per variable (``None`` where no cotangent arrived), from one backward pass over the record."""
         cts = _backward.run(self._tape, seeds_of(ct, self._outputs, "linearize transpose"))
-        return self._variables.as_gradient([materialise_ct(cts[x.index], x.value, bare=False) for x in self._inputs])
+        return [materialise_ct(cts[x.index], x.value, bare=False) for x in self._inputs]
 
 
 def push_along(tape, seeds):

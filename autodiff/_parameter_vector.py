@@ -46,7 +46,7 @@ class ParameterVector:
     def check_real(self, name):
         if self.dtype.kind == "c":
             raise TypeError(
-                f"hvp_operator.{name}: the parameters are complex, and the Hessian of a real loss acts on them "
+                f"{name}: the parameters are complex, and the curvature of a real loss acts on them "
                 "only real-linearly, so it is no complex matrix; pass the real and imaginary parts as separate "
                 "real arrays, or apply op(v) directly"
             )
