@@ -58,6 +58,8 @@ class ParameterOperator:
         if self._bare and type(primals[0]) is np.ndarray and primals[0].shape == v.shape:
             return False
         if v.shape != (self.shape[0],):
+            if not self._bare:  # neither kind: say what a tuple of directions is
+                return False
             raise ValueError(
                 f"{self._name}: a flat direction must have the parameter vector's length {self.shape[0]} "
                 f"(traversal.destructure's), but got shape {v.shape}; pass a vector of that length, or a "
@@ -71,7 +73,8 @@ class ParameterOperator:
             got = f"{len(v)} directions" if type(v) in (tuple, list) else f"a {type(v).__name__}"
             raise ValueError(
                 f"{self._name}: the operator was made with argnums={self._argnums!r}, so it takes a tuple of "
-                f"{len(primals)} directions, one per argument named, or one flat vector, but got {got}"
+                f"{len(primals)} directions, one per argument named, or one flat vector of length {self.shape[0]}, "
+                f"but got {got}"
             )
         return as_arguments(self._name, primals, v)[1]
 

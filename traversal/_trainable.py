@@ -87,7 +87,7 @@ def _trainable_filter(x):
     return trainable(x) if is_customised(type(x)) else None
 
 
-set_trainable_filter(_trainable_filter, trainable_version)  # so every transform treats non-trainable children as constants
+set_trainable_filter(_trainable_filter, trainable_version)  # every transform: non-trainable children are constants
 
 
 class TrainableWalk:
