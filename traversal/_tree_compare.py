@@ -11,8 +11,9 @@ together, iteratively, in traversal order, and stop at the first difference, rep
   ``0.0`` differs from ``-0.0``) or close (``tree_allclose``: ``|a - b| <= atol + rtol * |b|``, NaNs in the
   same places; dtypes may differ there);
 - numbers: the same type, then as arrays; other leaves (strings, functions, ``None``): ``is`` or ``==``;
-- the same ties: where one tree holds one array (or container) at two positions, so does the other
-  (a resumed model whose tie was broken would train differently).
+- the same ties: where one tree holds one array (or mutable container) at two positions, so does the
+  other (a resumed model whose tie was broken would train differently); tuples and frozen dataclasses
+  (an optimiser's rule) are values.
 """
 
 import dataclasses
@@ -139,7 +140,12 @@ def _tie(x, y, path, seen_a, seen_b):
 
 
 def _tieable(x):
-    return isinstance(x, np.ndarray) or (not isinstance(x, tuple) and _children(x) is not None)
+    """Arrays and mutable containers; a tuple or a frozen dataclass (an optimiser's rule) is a value."""
+    if isinstance(x, np.ndarray):
+        return True
+    if isinstance(x, tuple) or (dataclasses.is_dataclass(x) and x.__dataclass_params__.frozen):
+        return False
+    return _children(x) is not None
 
 
 def _children(x):
