@@ -37,7 +37,7 @@ from ._total_checks import apply, check_shape, predicate
 __all__ = ["total"]
 
 
-def total(f, model, grads=None, *, init=0, only=None):
+def total(f, model, grads=None, *, init=0.0, only=None):
     """``init + Σ f(p)`` over the distinct trainable arrays ``p`` of ``model`` (ties once).
 
     With ``grads`` (a structural gradient of ``model``), ``init + Σ f(x, dx)``,
@@ -50,9 +50,9 @@ def total(f, model, grads=None, *, init=0, only=None):
     ``only=np.ndarray``, ``only=lambda n: getattr(n, "ndim", 0) == 2``.  The
     predicate sees containers as well as arrays (plain values, also under
     ``grad``).  Differentiable with respect to the model, ``grads`` and
-    whatever ``f`` closes over, to any order.  The sum is an int when every
-    term is (``total(np.size, model)``, a parameter count), as Python's
-    ``sum`` is; a model without parameters gives ``init`` (``0``).
+    whatever ``f`` closes over, to any order.  With ``init`` zero, the sum is
+    an int when every term is (``total(np.size, model)``, a parameter count),
+    as Python's ``sum`` is; a model without parameters gives ``init``.
 
     >>> import numpy as np
     >>> import autodiff.numpy as anp
@@ -86,13 +86,14 @@ def _arguments(f, model, grads, match):
 
 
 def _generic(f, args, arity, init, model, match):
-    """The plain sum, every op recorded as usual."""
-    acc, first = init, None
+    """The plain sum, every op recorded as usual; an int when every term is and ``init`` is zero."""
+    acc, first, ints = init, None, bool(args) and type(init) is float and init == 0
     for k in range(0, len(args), arity):
         value = apply(f, args[k:k + arity], model, match)
         first = check_shape(value, first, args[k], model, match)
         acc = acc + value
-    return acc
+        ints = ints and isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    return int(acc) if ints else acc
 
 
 class _Spec:

@@ -35,6 +35,10 @@ class TreeComparison:
 
     ``path`` is the :class:`KeyPath` of the first difference (``None`` when they match) and ``reason`` says
     what differs there; ``str()`` is the report.
+
+    >>> result = tree_equal({"w": np.ones(2)}, {"w": np.array([1.0, 2.0])})
+    >>> bool(result), result.path, result.reason
+    (False, KeyPath('w'), 'element (1,) is 1.0 against 2.0')
     """
 
     __slots__ = ("path", "reason")
@@ -95,7 +99,13 @@ def assert_tree_equal(a, b):
 
 
 def assert_tree_allclose(a, b, rtol=1e-7, atol=0.0):
-    """Raise ``AssertionError`` with :func:`tree_allclose`'s report unless ``a`` and ``b`` are close."""
+    """Raise ``AssertionError`` with :func:`tree_allclose`'s report unless ``a`` and ``b`` are close.
+
+    >>> assert_tree_allclose([np.ones(2)], [np.ones(2) + 1e-9], rtol=1e-6)
+    >>> assert_tree_allclose([np.ones(2)], [np.zeros(2)], atol=0.5)
+    Traceback (most recent call last):
+    AssertionError: the trees differ at [0]: element (0,) is 1.0 against 0.0 (rtol=1e-07, atol=0.5)
+    """
     result = tree_allclose(a, b, rtol, atol)
     if not result:
         raise AssertionError(str(result))
