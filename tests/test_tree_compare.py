@@ -86,6 +86,8 @@ def test_bits_dtypes_and_shapes():
     assert not tree_equal({"a": 1, "b": 2}, {"b": 2, "a": 1})  # key order is traversal order
     assert tree_equal((np.sin, "x", None, 3), (np.sin, "x", None, 3))
     assert "'x' != 'y'" in str(tree_equal(["x"], ["y"]))
+    assert not tree_equal([True], [1]) and not tree_allclose([None], [np.zeros(1)])
+    assert tree_equal([np.zeros((0, 3))], [np.zeros((0, 3))]) and tree_equal([np.float32(2)], [np.float32(2)])
     complex_a = np.array([1 + 2j])
     assert not tree_equal([complex_a], [np.array([1 + 2.0000000001j])])
     assert tree_allclose([complex_a], [np.array([1 + 2.0000000001j])], rtol=1e-9)

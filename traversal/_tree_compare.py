@@ -182,7 +182,7 @@ def _leaf_difference(x, y, leaves_match):
     vx, vy = value_of(x), value_of(y)
     if _is_number(vx) and _is_number(vy):
         return leaves_match(vx, vy)
-    if _is_number(vx) or _is_number(vy):
+    if _is_number(vx) or _is_number(vy) or type(x) is not type(y):  # True == 1, but a bool is no int here
         return f"a has a {_name(x)}, b has a {_name(y)}"
     try:
         same = bool(x == y)
