@@ -35,6 +35,7 @@ class ParameterVector:
         position = {path: k for k, (path, _) in enumerate(leaves(variables.primals))}
         chosen = [v for v, home in enumerate(homes) if _is_parameter(variables.leaves[v], home)]
         self.variables = sorted(chosen, key=lambda v: position[homes[v]])
+        self.homes = homes
         self.count = len(variables.leaves)
         values = [value_of(variables.leaves[v]) for v in self.variables]
         self.shapes = [np.shape(x) for x in values]
@@ -64,6 +65,32 @@ class ParameterVector:
         parts = [np.zeros(int(np.prod(s)), self.dtype) if per_variable[v] is None else np.ravel(per_variable[v])
                  for v, s in zip(self.variables, self.shapes)]
         return np.concatenate(parts).astype(self.dtype, copy=False) if parts else np.zeros(0, self.dtype)
+
+
+    def gather(self, structured):
+        """The parameters' entries of ``structured`` (one gradient-shaped tree per argument, a tuple) end to end."""
+        by_path = dict(leaves(structured))
+        return self.join([by_path.get(home) for home in self.homes])
+
+
+def flat_direction(name, variables, tangents, bare):
+    """The :class:`ParameterVector` of ``variables`` when the one tangent is a flat vector over it (a 1-d
+    array, unless it is the direction of one bare array argument of its shape, where the kinds coincide);
+    ``None`` for a structured tangent."""
+    t = tangents[0] if bare else None
+    if type(t) is not np.ndarray or t.ndim != 1:
+        return None
+    primal = variables.primals[0]
+    if isinstance(value_of(primal), np.ndarray) and np.shape(value_of(primal)) == t.shape:
+        return None
+    vector = ParameterVector(variables, variables.homes())
+    if t.shape != (vector.size,):
+        raise ValueError(
+            f"{name}: a flat direction must have the parameter vector's length {vector.size} "
+            f"(traversal.destructure's), but got shape {t.shape}; pass a vector of that length, or a "
+            "direction with the argument's structure"
+        )
+    return vector
 
 
 def _is_parameter(leaf, home):

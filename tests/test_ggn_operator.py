@@ -153,3 +153,24 @@ def test_bad_flat_vectors_are_refused_naming_the_operator():
     pair = ggn_operator(net, cross_entropy, *PARAMS, argnums=(0, 1))
     with pytest.raises(ValueError, match=r"ggn_operator: .*tuple of 2 directions.*flat vector of length 16"):
         pair(np.ones(3))
+
+
+def test_hvp_ggnvp_and_jvp_take_a_flat_vector_over_destructures_parameters():
+    model, f, g = _model_and_loss()
+    loss = lambda m: g(f(m))  # noqa: E731
+    flat, rebuild = tv.destructure(model)
+    v = np.random.default_rng(6).standard_normal(flat.size)
+    hv = hvp(loss, model, v)
+    assert type(hv) is np.ndarray and hv.shape == flat.shape
+    np.testing.assert_allclose(hv, tv.destructure(hvp(loss, model, rebuild(v)))[0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(hv, hvp_operator(loss, model)(v), rtol=1e-11, atol=1e-14)
+    np.testing.assert_allclose(hvp(loss, model, v, mode="forward_over_reverse"), hv, rtol=1e-11, atol=1e-14)
+    gv = ggnvp(f, g, model, v)
+    np.testing.assert_allclose(gv, tv.destructure(ggnvp(f, g, model, rebuild(v)))[0], rtol=1e-12, atol=1e-14)
+    np.testing.assert_allclose(gv, ggn_operator(f, g, model)(v), rtol=1e-12, atol=1e-14)
+    from autodiff import grad, jvp
+    np.testing.assert_allclose(jvp(loss, model, v)[1], tv.destructure(grad(loss)(model))[0] @ v, rtol=1e-12)
+    with pytest.raises(ValueError, match=r"hvp: a flat direction must have the parameter vector's length"):
+        hvp(loss, model, np.ones(3))
+    w = np.array([1.0, 2.0])  # one bare 1-d argument: a direction of its shape is both kinds at once
+    np.testing.assert_allclose(hvp(lambda w: anp.sum(w ** 3), w, np.ones(2)), 6 * w)
