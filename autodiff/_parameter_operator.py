@@ -18,6 +18,7 @@ import numpy as np
 from . import _ops
 from ._arguments import materialise
 from ._directions import as_arguments
+from ._parameter_vector import flat_direction
 
 
 class ParameterOperator:
@@ -50,22 +51,11 @@ class ParameterOperator:
     matvec = __call__
 
     def _is_flat(self, v):
-        """A 1-d array is a flat vector, unless it is the direction of one bare array argument of its shape
-        (where the two kinds coincide)."""
-        if type(v) is not np.ndarray or v.ndim != 1:
-            return False
-        primals = self._variables.primals
-        if self._bare and type(primals[0]) is np.ndarray and primals[0].shape == v.shape:
-            return False
-        if v.shape != (self.shape[0],):
-            if not self._bare:  # neither kind: say what a tuple of directions is
-                return False
-            raise ValueError(
-                f"{self._name}: a flat direction must have the parameter vector's length {self.shape[0]} "
-                f"(traversal.destructure's), but got shape {v.shape}; pass a vector of that length, or a "
-                "direction with the argument's structure"
-            )
-        return True
+        """Is ``v`` a flat vector?  A 1-d array is one, unless it is the direction of one bare array argument
+        of its shape (where the two kinds coincide); for a tuple ``argnums``, if its length is right."""
+        if self._bare:
+            return flat_direction(self._name, self._variables, (v,), True) is not None
+        return type(v) is np.ndarray and v.shape == (self.shape[0],)
 
     def _tangents(self, v):
         primals = self._variables.primals

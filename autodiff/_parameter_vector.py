@@ -18,6 +18,7 @@ the two agree.
 
 import numpy as np
 
+from ._containers import node_of
 from ._traced import value_of
 from ._trees import leaves
 
@@ -85,6 +86,8 @@ def flat_direction(name, variables, tangents, bare):
         return None
     vector = ParameterVector(variables, variables.homes())
     if t.shape != (vector.size,):
+        if node_of(primal) is None:  # a bare array or float: its own shape is the one to name
+            return None
         raise ValueError(
             f"{name}: a flat direction must have the parameter vector's length {vector.size} "
             f"(traversal.destructure's), but got shape {t.shape}; pass a vector of that length, or a "
