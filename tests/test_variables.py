@@ -234,3 +234,17 @@ def test_the_compiled_layout_sees_a_changed_trainable_selection():
         assert g.b is None and np.array_equal(g.a, np.full(2, 2.0))
     g = grad(loss)(Switch(np.ones(2), np.full(2, 2.0), frozen="a"))
     assert g.a is None and np.array_equal(g.b, np.ones(2))
+
+
+@pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
+def test_a_dp_sgd_norm_over_every_leaf_of_the_gradient_counts_the_parameters_only(train):
+    """Summing every leaf of a per-example gradient (the issue's DP-SGD norm) must equal the norm over the
+    trainable parameters: no leaf of eps or the statistics is left to count."""
+    x, y = _data()
+    model = _trained(_model(), x)
+    g = grad(_loss(train, x[:3], y[:3]))(model)
+    every_leaf = sum(float(np.sum(np.square(leaf))) for leaf in tv.fleaves(g)
+                     if isinstance(leaf, (np.ndarray, float)))
+    parameters = sum(float(np.sum(np.square(tv.getkeypath(g, path)))) for path, _ in trainable_paths(model))
+    np.testing.assert_allclose(every_leaf, parameters, rtol=1e-14)
+    np.testing.assert_allclose(float(tv.total(autodiff.sumsq, model, g)), parameters, rtol=1e-12)
