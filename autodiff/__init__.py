@@ -17,6 +17,7 @@ from ._accel import flatten as _accel_flatten
 from ._accel import record as _accel_record
 from ._accel import reductions as _accel_reductions
 from ._ggn import ggnvp
+from ._ggn_operator import GgnOperator, ggn_operator
 from ._gradcheck import GradcheckError, gradcheck
 from ._hessian import hessian
 from ._higher import hvp, jvp, linearize
@@ -43,7 +44,7 @@ _accel_elementwise.install()
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "jacrev", "jacfwd", "hessian", "hvp",
-    "hvp_operator", "HvpOperator",
+    "hvp_operator", "HvpOperator", "ggn_operator", "GgnOperator",
     "stop_gradient",
     "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "scaled", "warmup", "trace", "Trace",
     "show", "ties", "explain", "Explanation", "compare", "Comparison", "semantics_table",

@@ -1,9 +1,10 @@
 """Structured arguments: trace their distinct float leaves, and mirror gradients back.
 
+One notion of variable (design.md section 1): a leaf a node's ``trainable`` leaves out (BatchNorm's
+running statistics, ``eps``, ``momentum``) is a constant, never traced, so its gradient is ``None``.
 Ties (design.md section 3) are decided by identity, for arrays only: within
-one argument a tied array gets one traced value, and its accumulated gradient
-appears at its first occurrence that carries one (the first trainable
-position, where a trainable filter is set), ``None`` at the others.  Floats
+one argument a tied array with a trainable occurrence is one variable, traced once wherever it sits, and
+its accumulated (true) gradient appears at its first trainable occurrence, ``None`` at the others.  Floats
 are values, never tied; each argument is its own variable, so an array in two
 arguments gets each argument's own partial derivative.
 """
@@ -17,7 +18,6 @@ from ._containers import node_of
 from ._protection import hold_each
 from ._tangents import NoTangent, Thunk, ZeroTangent
 from ._traced import Traced, new_input, unprotected_input, value_of
-from ._trees import trainable_flags
 
 
 def is_differentiable(x):
@@ -55,20 +55,27 @@ def trace_arguments(tape, args, argnums):
                 continue
             refuse_argument(arg, i)
         leaves, treedef = _trees.flatten(arg, (i,))
-        traced, tied = _trace_leaves(tape, arg, i, leaves)
+        traced, tied = _trace_leaves(tape, arg, i, leaves, treedef.flags)
         new[i] = treedef.unflatten(traced)
         record.structures[i] = (leaves, traced, treedef, tied)
     return new, record
 
 
-def _trace_leaves(tape, arg, i, leaves):
-    """A traced input per differentiable leaf, one per distinct array (a tie); ``(traced, tied?)``."""
+def _trace_leaves(tape, arg, i, leaves, flags):
+    """A traced input per differentiable leaf, one per distinct array (a tie); ``(traced, tied?)``.
+
+    ``flags`` (``None``: all) marks the trainable leaves; the others stay as they are, constants, unless
+    they hold an array that also sits at a trainable position (a tie: one variable)."""
+    variables = _trainable_arrays(leaves, flags)
     seen = {}  # id(array) -> its traced input, within this argument only
     traced = []
     arrays = 0
     fresh = []  # the plain arrays traced: protected together at the end (one lock for a model's parameters)
-    for leaf in leaves:
+    for k, leaf in enumerate(leaves):
         kind = type(leaf)
+        if flags is not None and not flags[k] and id(leaf) not in variables:  # left out by trainable: a constant
+            traced.append(leaf)
+            continue
         if kind is np.ndarray and leaf.dtype.kind in "fc":
             is_array = True
             fresh.append(leaf)
@@ -90,6 +97,13 @@ def _trace_leaves(tape, arg, i, leaves):
     return traced, len(seen) < arrays
 
 
+def _trainable_arrays(leaves, flags):
+    """The ids of the arrays at trainable positions (of every leaf when ``flags`` is ``None``: not needed)."""
+    if flags is None:
+        return ()
+    return {id(leaf) for leaf, ok in zip(leaves, flags) if ok and isinstance(value_of(leaf), np.ndarray)}
+
+
 _PLAIN = frozenset((int, bool, str, type(None), np.ndarray))  # never differentiable leaves (float arrays aside)
 
 
@@ -99,7 +113,7 @@ def gradient_of(arg, i, record, cts):
     if structure is None:  # a bare array or float
         return materialise(cts[record.bare[i].index], arg, bare=True)
     leaves, traced, treedef, tied = structure
-    carriers = _carriers(arg, leaves, traced) if tied else None
+    carriers = _carriers(leaves, traced, treedef.flags) if tied else None
     grads = []
     for k, (leaf, t) in enumerate(zip(leaves, traced)):
         if t is leaf or (carriers is not None and k not in carriers):  # not differentiated, or a tie's other place
@@ -113,16 +127,12 @@ def gradient_of(arg, i, record, cts):
     return treedef.tangent(grads)
 
 
-def _carriers(arg, leaves, traced):
-    """The positions that carry a tied array's gradient: its first trainable occurrence, else its first."""
-    flags = trainable_flags(arg)  # None when nothing restricts trainability
-    first, first_trainable = {}, {}
+def _carriers(leaves, traced, flags):
+    """The positions that carry a tied array's gradient: its first trainable occurrence."""
+    first = {}
     for k, (leaf, t) in enumerate(zip(leaves, traced)):
-        if t is not leaf:
+        if t is not leaf and (flags is None or flags[k]):
             first.setdefault(id(t), k)
-            if flags is not None and flags[k]:
-                first_trainable.setdefault(id(t), k)
-    first.update(first_trainable)
     return set(first.values())
 
 

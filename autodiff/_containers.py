@@ -193,16 +193,23 @@ def _resolve(cls):
     return None
 
 
-_trainable_filter = [None]
+_trainable_filter = [None, lambda: None]  # the filter, and a function naming its registrations
 
 
-def set_trainable_filter(select):
+def set_trainable_filter(select, version=None):
     """Tell autodiff which children of a container are trainable: ``select(x)`` names them, or returns
-    ``None`` for all.  ``traversal`` sets its ``trainable`` here, so a tied array's gradient sits at its
-    first trainable occurrence (design.md section 3); autodiff never imports traversal."""
-    _trainable_filter[0] = select
+    ``None`` for all; ``version()`` changes whenever ``select`` may answer differently for a type.
+    ``traversal`` sets its ``trainable`` here (autodiff never imports traversal): the children it leaves
+    out are constants for every transform, and a tied array's gradient sits at its first trainable
+    occurrence (design.md sections 1 and 3)."""
+    _trainable_filter[:] = [select, version or (lambda: None)]
 
 
 def trainable_filter():
     """The function set by :func:`set_trainable_filter`, or ``None``."""
     return _trainable_filter[0]
+
+
+def trainable_filter_version():
+    """The version of the trainable filter's registrations (see :func:`set_trainable_filter`)."""
+    return _trainable_filter[1]()

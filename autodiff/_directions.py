@@ -1,6 +1,10 @@
 """Directions for ``jvp`` and ``hvp``: the primals' variables, and a tangent tree checked against them.
 
-A variable is a distinct differentiable leaf of one argument.  A tied array
+A variable is a distinct differentiable leaf of one argument at a trainable position (design.md section 1):
+a leaf a node's ``trainable`` leaves out (BatchNorm's running statistics, ``eps``) is a constant (unless
+it is an array tied to a trainable position: then it is that variable), and a tangent's entry there is
+ignored, whatever it holds, so a direction built with ``traversal.fmap`` or ``destructure``'s ``rebuild``
+moves the parameters only.  A tied array
 (one array object at several positions of an argument) is one variable, so it
 has one direction (``design.md`` section 9): the tangent's entries at its
 positions must be ``None`` or one same array.  Across arguments each argument
@@ -70,7 +74,7 @@ def chosen_arguments(name, primals, tangents, argnums):
 
 
 class Variables:
-    """The distinct differentiable leaves of a tuple of primals, with the key paths holding each."""
+    """The distinct differentiable trainable leaves of a tuple of primals, with the key paths holding each."""
 
     def __init__(self, primals):
         self.primals = primals
@@ -78,8 +82,11 @@ class Variables:
         self.every_path = []  # the key path of every leaf, differentiable or not, in order
         self.held = {}  # path -> a leaf that cannot move (an int array, a string): no direction allowed there
         tied = {}  # (argument, id of an array) -> its variable
+        self.ignored, arrays = _left_out(primals)  # non-trainable paths: a tangent's entry there is ignored
         for path, leaf in leaves(primals):
             self.every_path.append(path)
+            if path in self.ignored and (path[0], id(leaf)) not in arrays:  # a constant
+                continue
             if not is_differentiable(leaf):
                 self.held[path] = leaf
                 continue
@@ -96,20 +103,8 @@ class Variables:
 
     def homes(self):
         """Per variable, the key path its derivative sits at, as in ``grad``: a tie's first trainable
-        occurrence, else its first (design §3)."""
-        trainable = self.trainable_paths() or ()
-        return [next((p for p in paths if p in trainable), paths[0]) for paths in self.paths]
-
-    def trainable_paths(self):
-        """The key paths of the leaves reached through trainable children only; ``None`` (every path) when
-        nothing restricts trainability."""
-        trainable = set()
-        for i, arg in enumerate(self.primals):
-            flags = trainable_flags(arg)
-            if flags is None:  # no trainable filter is set, so every leaf is trainable
-                return None
-            trainable.update(path for (path, _), ok in zip(leaves(arg, (i,)), flags) if ok)
-        return trainable
+        occurrence (design §3)."""
+        return [next(p for p in paths if p not in self.ignored) for paths in self.paths]
 
     def as_gradient(self, per_variable, zeros=zeros_like_primal):
         """Per-variable values placed as ``grad`` places gradients (design.md section 2): each at its variable's
@@ -163,7 +158,7 @@ class Variables:
         directions, first = [None] * len(self.leaves), [None] * len(self.leaves)
         for path, v in self.at.items():
             t = entries[path]
-            if t is None:
+            if t is None or path in self.ignored:
                 continue
             _check_leaf(name, t, self.leaves[v], path, bare)
             if directions[v] is None:
@@ -171,6 +166,22 @@ class Variables:
             elif t is not directions[v]:
                 raise _tie_error(name, first[v], path, bare)
         return directions
+
+
+def _left_out(primals):
+    """``(paths, arrays)``: the key paths of the leaves a node's ``trainable`` leaves out (constants for every
+    transform), and ``(argument, id)`` of the arrays at trainable positions (a tie makes such a path a variable)."""
+    paths, arrays = set(), set()
+    for i, arg in enumerate(primals):
+        flags = trainable_flags(arg)
+        if flags is None:
+            continue
+        for (path, leaf), ok in zip(leaves(arg, (i,)), flags):
+            if not ok:
+                paths.add(path)
+            elif isinstance(value_of(leaf), np.ndarray):
+                arrays.add((i, id(leaf)))
+    return paths, arrays
 
 
 def _sum(x):

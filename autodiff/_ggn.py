@@ -9,7 +9,7 @@ once (``linearize``), pushes ``v`` along its record, takes one Hessian-vector pr
 
 from ._calls import on_arguments
 from ._directions import Variables, chosen_arguments
-from ._higher import hvp, linearize
+from ._higher import hvp, linearize, read_directions
 
 
 def ggnvp(f, g, primals, tangents, argnums=None):
@@ -19,7 +19,9 @@ def ggnvp(f, g, primals, tangents, argnums=None):
     scalar loss.  Primals and tangents are read as :func:`autodiff.hvp` reads them: a tuple of
     positional arguments gives a tuple, one bare primal (an array, a model) with its bare tangent gives
     a bare result, and ``argnums`` moves only the arguments it names, the others held.
-    When ``f`` is linear the GGN is the Hessian of ``g ∘ f``, so ``ggnvp`` equals ``hvp``.
+    When ``f`` is linear the GGN is the Hessian of ``g ∘ f``, so ``ggnvp`` equals ``hvp``.  For one bare
+    argument the tangent may be a flat vector over ``traversal.destructure``'s parameter vector, and the
+    result is flat too.  To apply one GGN to many vectors, record it once with :func:`autodiff.ggn_operator`.
 
     >>> import numpy as np
     >>> import autodiff.numpy as anp
@@ -35,8 +37,8 @@ def ggnvp(f, g, primals, tangents, argnums=None):
     array([18., 18.])
     """
     args, nums, chosen, tangents, bare = chosen_arguments("ggnvp", primals, tangents, argnums)
-    Variables(chosen).directions("ggnvp", tangents, bare)  # checked here, so errors name ggnvp
+    directions, flat = read_directions("ggnvp", Variables(chosen), tangents, bare)  # checked: errors name ggnvp
     out, f_jvp = linearize(on_arguments(f, args, nums), *chosen)  # f runs once: J v pushed, Jᵀ u pulled back
-    (h_f_v,) = hvp(g, (out,), (f_jvp(*tangents),))
+    (h_f_v,) = hvp(g, (out,), (f_jvp.push(directions),))
     result = f_jvp.transpose(h_f_v)
-    return result[0] if bare else result
+    return flat.gather(result) if flat else result[0] if bare else result

@@ -4,6 +4,7 @@ import numpy as np
 
 from ._arguments import is_differentiable
 from ._containers import node_of
+from ._directions import Variables
 from ._paths import format_path
 from ._traced import value_of
 from ._trees import leaves, rebuild_node, transform
@@ -161,30 +162,18 @@ def _like(u, out):
 
 
 def _distinct_leaves(args, grads):
-    """``(path, leaf, gradient)`` per variable: each argument's distinct arrays (a tie's gradient from
-    whichever of its positions carries it, design.md section 3) and each float position."""
+    """``(path, leaf, gradient)`` per variable (:class:`~autodiff._directions.Variables`: each argument's
+    distinct trainable arrays, a tie's gradient from whichever of its positions carries it (design.md
+    section 3), and each float position; constants a node's ``trainable`` leaves out are not perturbed)."""
+    variables = Variables(tuple(args))
+    by_path = {}
+    for i, g in enumerate(grads):
+        by_path.update(leaves(g, (i,)) if g is not None else ())
     found = []
-    for i, (arg, g) in enumerate(zip(args, grads)):
-        by_key = {}
-        for (path, leaf), gleaf in _zip_leaves(arg, g, i):
-            key = _variable(path, leaf)
-            if key not in by_key:
-                by_key[key] = [path, leaf, gleaf]
-                found.append(by_key[key])
-            elif by_key[key][2] is None:
-                by_key[key][2] = gleaf
-    return [tuple(x) for x in found]
-
-
-def _variable(path, leaf):
-    """What identifies a variable inside one argument: an array by identity, a float by position."""
-    return id(leaf) if isinstance(value_of(leaf), np.ndarray) else path
-
-
-def _zip_leaves(arg, g, i):
-    arg_leaves = [(p, x) for p, x in leaves(arg, (i,)) if is_differentiable(x)]
-    grad_leaves = {p: x for p, x in leaves(g, (i,))} if g is not None else {}
-    return [((p, x), grad_leaves.get(p)) for p, x in arg_leaves]
+    for leaf, paths, home in zip(variables.leaves, variables.paths, variables.homes()):
+        g = next((by_path[p] for p in paths if by_path.get(p) is not None), None)
+        found.append((home, leaf, g))
+    return found
 
 
 def _random_like(tree, rng):
@@ -226,6 +215,11 @@ class _Widened:
 
     def __init__(self, wide, original):
         self.wide, self.original = wide, original
+
+
+def _variable(path, leaf):
+    """What identifies a variable inside one argument: an array by identity, a float by position."""
+    return id(leaf) if isinstance(value_of(leaf), np.ndarray) else path
 
 
 def _replace(args, where, leaf, new):

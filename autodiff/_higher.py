@@ -18,6 +18,7 @@ from ._checks import scalar_valued
 from ._directions import Variables, as_arguments, chosen_arguments
 from ._forward import dual, open_pushforward
 from ._jvp_rules import jvp_rule_of
+from ._parameter_vector import flat_direction
 from ._protection import release
 from ._tangents import ZeroTangent
 from ._traced import Traced, new_inputs, open_tape, value_of
@@ -36,7 +37,9 @@ def jvp(f, primals, tangents, argnums=None, has_aux=False):
     ``J v`` mirrors ``out``: zeros where the output does not depend on the
     direction, ``None`` at non-float leaves.
 
-    ``argnums`` and ``has_aux`` mean what they mean for :func:`grad`:
+    A flat vector over ``traversal.destructure``'s parameter vector is a direction
+    too, for one bare argument (as for :func:`hvp`).  ``argnums`` and ``has_aux``
+    mean what they mean for :func:`grad`:
     ``argnums=1`` moves only ``primals[1]`` (its bare tangent given), a tuple
     moves the arguments it names (one tangent each), and the other primals are
     held, as a closure over them would hold them; ``None`` (the default) moves
@@ -55,7 +58,7 @@ def jvp(f, primals, tangents, argnums=None, has_aux=False):
     """
     args, nums, primals, tangents, bare = chosen_arguments("jvp", primals, tangents, argnums)
     variables = Variables(primals)
-    directions = variables.directions("jvp", tangents, bare)
+    directions = read_directions("jvp", variables, tangents, bare)[0]
     f = on_arguments(f, args, nums)
     with open_pushforward() as level:
         out, aux = split_aux(f(*variables.substitute(_duals(variables.leaves, directions, level))), has_aux, "jvp")
@@ -109,7 +112,9 @@ def hvp(f, primals, tangents, argnums=None, has_aux=False, mode="reverse_over_fo
     ``argnums`` and ``has_aux`` are :func:`jvp`'s (``(H v, aux)`` with
     ``has_aux``): an int ``argnums`` gives the bare ``H v`` of that argument,
     the others held.  To apply one Hessian to many vectors, record it once
-    with :func:`autodiff.hvp_operator`.
+    with :func:`autodiff.hvp_operator`.  For one bare argument the tangent
+    may also be a flat vector over ``traversal.destructure``'s parameter
+    vector (its trainable float arrays end to end); ``H v`` is then flat too.
 
     ``mode`` picks how, both with one tape:
 
@@ -131,17 +136,28 @@ def hvp(f, primals, tangents, argnums=None, has_aux=False, mode="reverse_over_fo
     array([12., 24.])
     >>> hvp(lambda x: (x ** 3).sum(), np.array([1.0, 2.0]), np.ones(2), mode="forward_over_reverse")
     array([ 6., 12.])
+    >>> hvp(lambda p: (p["a"] ** 3).sum() * p["b"][0], {"a": np.ones(2), "b": np.ones(1)}, np.ones(3))
+    array([9., 9., 6.])
     """
     args, nums, primals, tangents, bare = chosen_arguments("hvp", primals, tangents, argnums)
     variables = Variables(primals)
-    directions = variables.directions("hvp", tangents, bare)
+    directions, flat = read_directions("hvp", variables, tangents, bare)
     f = scalar_valued(checked_aux(on_arguments(f, args, nums), has_aux, "hvp"), has_aux, "hvp")
     modes = {"reverse_over_forward": _reverse_over_forward, "forward_over_reverse": _forward_over_reverse}
     if mode not in modes:
         raise ValueError(f"hvp: mode must be one of {sorted(modes)}, not {mode!r}")
     result, aux = modes[mode](f, variables, directions, has_aux)
-    result = result[0] if bare else result
+    result = flat.gather(result) if flat else result[0] if bare else result
     return (result, aux) if has_aux else result
+
+
+def read_directions(name, variables, tangents, bare):
+    """``(one direction per variable, the ParameterVector if the tangent was flat else None)``: a structured
+    tangent checked leaf by leaf, or a flat vector over ``traversal.destructure``'s parameter vector."""
+    flat = flat_direction(name, variables, tangents, bare)
+    if flat is not None:
+        return flat.split(tangents[0]), flat
+    return variables.directions(name, tangents, bare), None
 
 
 def _forward_over_reverse(f, variables, directions, has_aux):
@@ -243,12 +259,20 @@ class Linearized:
         self._tape, self._variables, self._inputs = tape, variables, inputs
         self._out, self._outputs = out, outputs
 
+    @property
+    def variables(self):
+        """The primals' variables (:class:`autodiff._directions.Variables`) the record moves."""
+        return self._variables
+
     def __del__(self):
         release(self._tape)  # the arrays the record protected are the caller's again
 
     def __call__(self, *tangents):
         _, tangents, _ = as_arguments("linearize", self._variables.primals, tangents)
-        directions = self._variables.directions("linearize", tangents, False)
+        return self.push(self._variables.directions("linearize", tangents, False))
+
+    def push(self, directions):
+        """``J v`` in the output's structure, for one direction per variable (``None`` for zero)."""
         pushed = push_along(self._tape, {x.index: d for x, d in zip(self._inputs, directions) if d is not None})
         given = iter(self._outputs)
 
@@ -272,8 +296,12 @@ class Linearized:
         >>> bool(np.allclose(g, np.sin([0.0, 1.0]) + np.cos([0.0, 1.0]) * np.array([0.0, 1.0])))
         True
         """
+        return self._variables.as_gradient(self.pull(ct))
+
+    def pull(self, ct):
+        """``Jᵀ ct`` per variable (``None`` where no cotangent arrived), from one backward pass over the record."""
         cts = _backward.run(self._tape, seeds_of(ct, self._outputs, "linearize transpose"))
-        return self._variables.as_gradient([materialise_ct(cts[x.index], x.value, bare=False) for x in self._inputs])
+        return [materialise_ct(cts[x.index], x.value, bare=False) for x in self._inputs]
 
 
 def push_along(tape, seeds):

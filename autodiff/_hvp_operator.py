@@ -30,11 +30,12 @@ garbage-collected.
 
 import numpy as np
 
-from . import _backward, _ops
+from . import _backward
 from ._arguments import materialise, zeros_like_primal
 from ._calls import argnums_of, checked_aux, on_arguments
-from ._directions import Variables, as_arguments
+from ._directions import Variables
 from ._higher import _collapse
+from ._parameter_operator import ParameterOperator, rademacher  # noqa: F401 (bench/ draws the operator's probes)
 from ._parameter_vector import ParameterVector
 from ._protection import release
 from ._traced import new_inputs, open_tape
@@ -68,10 +69,13 @@ def hvp_operator(f, *primals, argnums=0, has_aux=False):
     computed.  Over the *parameter vector* (``traversal.destructure``'s: each
     distinct trainable float array once, in traversal order; a bare array or
     float argument raveled), ``op.shape`` and ``op.dtype`` describe the square
-    matrix, ``op.hutchinson(n)`` and ``op.trace_estimate(n)`` estimate its
+    matrix, ``op(flat)`` takes and gives a flat vector of that length,
+    ``op.hutchinson(n)`` and ``op.trace_estimate(n)`` estimate its
     diagonal and trace from ``n`` Rademacher probes, and
     ``op.as_linear_operator()`` gives a ``scipy.sparse.linalg.LinearOperator``
-    for ``eigsh``, ``cg`` and friends.
+    for ``eigsh``, ``cg`` and friends.  Non-trainable children (BatchNorm's
+    running statistics, ``eps``) are constants, as for ``grad``: a direction's
+    entries there are ignored.
 
     >>> import numpy as np
     >>> import autodiff.numpy as anp
@@ -112,8 +116,11 @@ def hvp_operator(f, *primals, argnums=0, has_aux=False):
     return (op, value[1]) if has_aux else op
 
 
-class HvpOperator:
-    """The operator :func:`hvp_operator` returns; ``op(v)`` is ``H v`` in the primals' structure."""
+class HvpOperator(ParameterOperator):
+    """The operator :func:`hvp_operator` returns; ``op(v)`` is ``H v`` in ``v``'s kind: mirroring the
+    argument, or flat over the parameter vector (:class:`~autodiff._parameter_operator.ParameterOperator`)."""
+
+    _name = "hvp_operator"
 
     def __init__(self, tape, variables, homes, inputs, at_homes, grads, argnums):
         self._tape = tape
@@ -130,42 +137,10 @@ class HvpOperator:
         if tape is not None:
             release(tape)  # the arrays the record protected are the caller's again
 
-    def __repr__(self):
-        return f"HvpOperator(shape={self.shape}, dtype={self.dtype})"
-
-    @property
-    def shape(self):
-        """``(n, n)``, ``n`` the length of the parameter vector."""
-        return (self._parameters.size, self._parameters.size)
-
-    @property
-    def dtype(self):
-        """The parameter vector's dtype (promoted across the parameters, as ``destructure`` does)."""
-        return self._parameters.dtype
-
     @property
     def gradient(self):
         """``grad(f, argnums)`` at the primals (read-only arrays while the operator lives: copy to change)."""
         return self._gradient[0] if self._bare else self._gradient
-
-    def __call__(self, v):
-        """``H v``: ``v`` mirrors the argument (a tuple of directions for a tuple ``argnums``), ``None`` for a
-        zero subtree, checked as ``hvp`` checks it; the result mirrors the gradient."""
-        tangents = (v,) if self._bare else self._tangents(v)
-        directions = self._variables.directions("hvp_operator", tangents, self._bare)
-        return self._structure(self._pull(directions))
-
-    matvec = __call__
-
-    def _tangents(self, v):
-        primals = self._variables.primals
-        if type(v) not in (tuple, list) or len(v) != len(primals):
-            got = f"{len(v)} directions" if type(v) in (tuple, list) else f"a {type(v).__name__}"
-            raise ValueError(
-                f"hvp_operator: the operator was made with argnums={self._argnums!r}, so it takes a tuple of "
-                f"{len(primals)} directions, one per argument named, but got {got}"
-            )
-        return as_arguments("hvp_operator", primals, v)[1]
 
     def _pull(self, directions):
         """One backward pass over the record: ``H v`` per variable, ``None`` where no cotangent arrived."""
@@ -190,61 +165,6 @@ class HvpOperator:
         result = transform(self._gradient, leaf, _collapse)
         return result[0] if self._bare else result
 
-    def hutchinson(self, n, seed=None):
-        """Estimate of the Hessian's diagonal from ``n`` Rademacher probes ``z``: the mean of ``z * (H z)``.
-
-        Over the parameter vector, returned in the gradient's structure
-        (``None`` off the parameters).  Exact for a diagonal Hessian; otherwise
-        entry ``i`` has variance ``sum_{j != i} H_ij**2 / n``.  The same
-        ``seed`` gives the same probes as :meth:`trace_estimate`, so the
-        estimates agree: ``sum(diagonal) == trace``.
-        """
-        per_variable = [None] * len(self._inputs)
-        for z, hz in self._probed("hutchinson", n, seed):
-            for v in self._parameters.variables:
-                if hz[v] is not None:
-                    term = z[v] * hz[v]
-                    per_variable[v] = term if per_variable[v] is None else per_variable[v] + term
-        leaves = self._variables.leaves
-        return self._structure([None if d is None else materialise(d / n, leaves[v], bare=False)  # 0-d stays 0-d
-                                for v, d in enumerate(per_variable)])
-
-    def trace_estimate(self, n, seed=None):
-        """Hutchinson's estimate of the Hessian's trace from ``n`` Rademacher probes: the mean of ``zᵀ H z``.
-
-        Over the parameter vector; its variance is ``2 sum_{i != j} H_ij**2 / n``.
-        """
-        total = 0.0
-        for z, hz in self._probed("trace_estimate", n, seed):
-            for v in self._parameters.variables:
-                if hz[v] is not None:
-                    total = total + _ops.sum(z[v] * hz[v])
-        return total / n
-
-    def _probed(self, name, n, seed):
-        """``(z, H z)`` per variable for ``n`` Rademacher probes over the parameter vector."""
-        if not isinstance(n, int) or isinstance(n, bool) or n < 1:
-            raise ValueError(f"hvp_operator.{name}: n={n!r} probes; pass a positive int")
-        self._parameters.check_real(name)
-        rng = np.random.default_rng(seed)
-        for _ in range(n):
-            z = self._parameters.split(rademacher(rng, self._parameters.size))
-            yield z, self._pull(z)
-
-    def as_linear_operator(self):
-        """A ``scipy.sparse.linalg.LinearOperator`` over the parameter vector (symmetric: ``rmatvec`` is ``matvec``).
-
-        It holds the operator, so the record lives as long as it does.
-        """
-        from scipy.sparse.linalg import LinearOperator  # scipy is optional: needed only here
-
-        self._parameters.check_real("as_linear_operator")
-        return LinearOperator(self.shape, matvec=self._flat_matvec, rmatvec=self._flat_matvec, dtype=self.dtype)
-
-    def _flat_matvec(self, x):
-        """``H x`` for a flat ``x`` (scipy has checked its length)."""
-        return self._parameters.join(self._pull(self._parameters.split(np.asarray(x).reshape(-1))))
-
 
 def _unaliased(results, directions):
     """``results``, with a copy for any that shares memory with a direction: ``H v`` must not alias ``v``."""
@@ -258,18 +178,3 @@ def _buffer(a):
     while isinstance(a.base, np.ndarray):
         a = a.base
     return a
-
-
-_SIGNS = np.array([-1.0, 1.0])
-
-
-def rademacher(rng, size):
-    """``size`` independent signs ±1, each with probability 1/2, from one random bit apiece (``rng.bytes``
-    unpacked): 60 µs for 26k values where ``rng.integers(0, 2, size)`` took 144, a tenth of a 16-probe trace
-    estimate of a 26k-parameter MLP.
-
-    >>> z = rademacher(np.random.default_rng(0), 1000)
-    >>> sorted(set(z.tolist())), bool(abs(z.mean()) < 0.2)
-    ([-1.0, 1.0], True)
-    """
-    return _SIGNS[np.unpackbits(np.frombuffer(rng.bytes((size + 7) // 8), np.uint8), count=size)]

@@ -64,15 +64,15 @@ class LayoutCache:
             self._seen_version = version
         return self._layouts.get(cls, ())
 
-    def learn(self, root, select=None, treedef=None):
+    def learn(self, root, select=None, treedef=None, watch=None):
         """After a generic walk of ``root``: compile its structure if its type was walked before
-        (``select`` and ``treedef`` as for :func:`compile_layout`)."""
+        (``select``, ``treedef`` and ``watch`` as for :func:`compile_layout`)."""
         cls = type(root)
         self._walks[cls] = self._walks.get(cls, 0) + 1
         if not ENABLED or self._walks[cls] < 2 or self._compiles.get(cls, 0) >= self.COMPILES_PER_TYPE:
             return
         self._compiles[cls] = self._compiles.get(cls, 0) + 1
-        layout = compile_layout(root, select, treedef)
+        layout = compile_layout(root, select, treedef, watch)
         if layout is not None:
             kept = self._layouts.setdefault(cls, [])
             kept.insert(0, layout)
@@ -88,13 +88,14 @@ class Layout:
     """A compiled structure: ``read(root) -> (leaves, containers in post-order)`` or ``None``.
 
     ``leaf_types`` are the types its leaf positions held when it was compiled;
-    ``template`` is the flatten template (see ``_trees.TreeDef``) of that structure.
+    ``template`` and ``flags`` are the flatten template and trainable flags (see ``_trees.TreeDef``) of
+    that structure.
     """
 
-    __slots__ = ("read", "leaf_types", "template")
+    __slots__ = ("read", "leaf_types", "template", "flags")
 
-    def __init__(self, read, leaf_types, template):
-        self.read, self.leaf_types, self.template = read, leaf_types, template
+    def __init__(self, read, leaf_types, template, flags=None):
+        self.read, self.leaf_types, self.template, self.flags = read, leaf_types, template, flags
 
 
 class Template:
@@ -158,25 +159,28 @@ def _tangent_lines(node, keys, kids, k, constants):
 _BUILD_LINES = {"rebuild": _rebuild_lines, "tangent": _tangent_lines}
 
 
-def compile_layout(root, select=None, treedef=None):
+def compile_layout(root, select=None, treedef=None, watch=None):
     """A :class:`Layout` for ``root``'s structure, or ``None`` if it has ties, cycles or too many nodes.
 
     ``select(cls)``, if given, may return a function ``pick(x)`` naming the keys of
     ``x`` a walk enters (``traversal``'s ``trainable``); the layout then reads
     only those children and checks that ``pick(x)`` is unchanged.  ``treedef``,
     the ``TreeDef`` that ``_trees.walk_flatten`` made of ``root``, lets the layout
-    rebuild too: its ``template`` and the containers it reads, in that template's order.
+    rebuild too: its ``template`` and the containers it reads, in that template's order, and its
+    ``flags``.  ``watch(x)``, if given, names the children of ``x`` that are trainable (``None``: all);
+    the layout reads every child but checks that this is unchanged, so the treedef's flags stay true.
     """
-    plan = _describe(root, select)
+    plan = _describe(root, select, watch)
     if plan is None:
         return None
     lines, constants, leaves, leaf_types, var_of = plan
-    template, containers = None, []
+    template, containers, flags = None, [], None
     if treedef is not None and select is None:  # the flatten template, and the containers in its (post-)order
         template, containers = Template(treedef.template), [var_of[id(x)] for x in treedef.containers]
+        flags = treedef.flags
     body = "\n".join("    " + line for line in lines)
     source = f"def read(v0):\n{body}\n    return [{', '.join(leaves)}], [{', '.join(containers)}]\n"
-    return Layout(_define(source, "layout", dict(constants))["read"], frozenset(leaf_types), template)
+    return Layout(_define(source, "layout", dict(constants))["read"], frozenset(leaf_types), template, flags)
 
 
 def _define(source, kind, namespace):
@@ -191,7 +195,7 @@ def _define(source, kind, namespace):
 _generated = itertools.count(1)
 
 
-def _describe(root, select):
+def _describe(root, select, watch=None):
     """The lines that check and unpack every container, in walk order, and the leaf variables."""
     lines, constants, leaves, leaf_types, var_of = [], {}, [], set(), {}
     stack = [(root, "v0")]
@@ -210,7 +214,7 @@ def _describe(root, select):
             return None
         var_of[id(x)] = var
         k = len(constants)
-        kids, kid_lines, consts = _expand(x, var, node, k, select)
+        kids, kid_lines, consts = _expand(x, var, node, k, select, watch)
         names = [f"v{count}_{j}" for j in range(len(kids))]
         target = ", ".join(names) + ("," if len(names) == 1 else "")
         lines.extend(line.format(kids=target) for line in kid_lines)
@@ -219,7 +223,7 @@ def _describe(root, select):
     return lines, constants, leaves, leaf_types, var_of
 
 
-def _expand(x, var, node, k, select):
+def _expand(x, var, node, k, select, watch=None):
     """(the children a walk enters, the lines that check ``var`` and unpack them, their constants).
 
     The unpacking line is a template: ``{kids}`` stands for the children's variables."""
@@ -241,6 +245,10 @@ def _expand(x, var, node, k, select):
         source = f"({''.join(f'{var}.{name}, ' for name in node.fields)})"
     else:
         check, source = _check_children(var, k), "kids"
+    watched = watch(x) if watch is not None and select is None else None
+    if watched is not None:  # the same children trainable, or the flags are stale
+        consts[f"W{k}"], consts[f"T{k}"] = watch, watched
+        check = check + [f"if W{k}({var}) != T{k}: return None"]
     return kids, check + ([f"{{kids}} = {source}"] if kids else []), consts
 
 

@@ -18,6 +18,7 @@ the two agree.
 
 import numpy as np
 
+from ._containers import node_of
 from ._traced import value_of
 from ._trees import leaves
 
@@ -32,10 +33,10 @@ class ParameterVector:
     """
 
     def __init__(self, variables, homes):
-        trainable = variables.trainable_paths()
         position = {path: k for k, (path, _) in enumerate(leaves(variables.primals))}
-        chosen = [v for v, home in enumerate(homes) if _is_parameter(variables.leaves[v], home, trainable)]
+        chosen = [v for v, home in enumerate(homes) if _is_parameter(variables.leaves[v], home)]
         self.variables = sorted(chosen, key=lambda v: position[homes[v]])
+        self.homes = homes
         self.count = len(variables.leaves)
         values = [value_of(variables.leaves[v]) for v in self.variables]
         self.shapes = [np.shape(x) for x in values]
@@ -47,7 +48,7 @@ class ParameterVector:
     def check_real(self, name):
         if self.dtype.kind == "c":
             raise TypeError(
-                f"hvp_operator.{name}: the parameters are complex, and the Hessian of a real loss acts on them "
+                f"{name}: the parameters are complex, and the curvature of a real loss acts on them "
                 "only real-linearly, so it is no complex matrix; pass the real and imaginary parts as separate "
                 "real arrays, or apply op(v) directly"
             )
@@ -67,8 +68,34 @@ class ParameterVector:
         return np.concatenate(parts).astype(self.dtype, copy=False) if parts else np.zeros(0, self.dtype)
 
 
-def _is_parameter(leaf, home, trainable):
-    """A float array at a trainable home, or a bare argument (an array or a float)."""
-    if trainable is not None and home not in trainable:
-        return False
+    def gather(self, structured):
+        """The parameters' entries of ``structured`` (one gradient-shaped tree per argument, a tuple) end to end."""
+        by_path = dict(leaves(structured))
+        return self.join([by_path.get(home) for home in self.homes])
+
+
+def flat_direction(name, variables, tangents, bare):
+    """The :class:`ParameterVector` of ``variables`` when the one tangent is a flat vector over it (a 1-d
+    array, unless it is the direction of one bare array argument of its shape, where the kinds coincide);
+    ``None`` for a structured tangent."""
+    t = tangents[0] if bare else None
+    if type(t) is not np.ndarray or t.ndim != 1:
+        return None
+    primal = variables.primals[0]
+    if isinstance(value_of(primal), np.ndarray) and np.shape(value_of(primal)) == t.shape:
+        return None
+    vector = ParameterVector(variables, variables.homes())
+    if t.shape != (vector.size,):
+        if node_of(primal) is None:  # a bare array or float: its own shape is the one to name
+            return None
+        raise ValueError(
+            f"{name}: a flat direction must have the parameter vector's length {vector.size} "
+            f"(traversal.destructure's), but got shape {t.shape}; pass a vector of that length, or a "
+            "direction with the argument's structure"
+        )
+    return vector
+
+
+def _is_parameter(leaf, home):
+    """A float array (every variable is trainable), or a bare argument (an array or a float)."""
     return isinstance(value_of(leaf), np.ndarray) or len(home) == 1

@@ -80,12 +80,15 @@ class TreeDef:
     folds the last ``n`` results into a container like the next of ``containers``.
     ``flatten`` walks once; ``unflatten`` and ``tangent`` then rebuild from new
     leaves without looking inside anything again (JAX's treedef, in Python).
+    ``flags`` says per leaf whether it is reached through trainable children only
+    (design.md section 1: the others are constants for every transform); ``None``
+    when every leaf is.
     """
 
-    __slots__ = ("template", "containers")
+    __slots__ = ("template", "containers", "flags")
 
-    def __init__(self, template, containers):
-        self.template, self.containers = template, containers
+    def __init__(self, template, containers, flags=None):
+        self.template, self.containers, self.flags = template, containers, flags
 
     def unflatten(self, leaves):
         return self._build(leaves, _rebuild_op)
@@ -129,23 +132,26 @@ _EXIT = object()  # on the stack under a container's children: its op comes next
 def walk_flatten(root, path=()):
     """``(leaves, treedef)``: the leaves in traversal order (duplicates kept) and how to rebuild.
 
-    Iterative; a cycle is refused with its key path.
+    Iterative; a cycle is refused with its key path.  The treedef's ``flags`` mark the leaves reached
+    through trainable children only, when a trainable filter leaves some out.
 
     >>> leaves, treedef = walk_flatten({"w": 1.0, "b": [2.0, 3.0]})
-    >>> leaves, treedef.unflatten([4.0, 5.0, 6.0])
-    ([1.0, 2.0, 3.0], {'w': 4.0, 'b': [5.0, 6.0]})
+    >>> leaves, treedef.unflatten([4.0, 5.0, 6.0]), treedef.flags
+    ([1.0, 2.0, 3.0], {'w': 4.0, 'b': [5.0, 6.0]}, None)
     """
-    leaves, template, containers = [], [], []
+    select = trainable_filter()
+    leaves, template, containers, flags = [], [], [], []
     visited, inside = set(), []  # containers met, and the ones we are in (read only when one is met again)
-    stack = [root]
+    stack = [(root, True)]
     run = 0  # leaves since the last op
+    restricted = False  # has any node left a child out?
     while stack:
-        x = stack.pop()
+        x, ok = stack.pop()
         if x is _EXIT:
             if run:
                 template.append(run)
                 run = 0
-            node, x, keys, n = stack.pop()
+            node, x, keys, n = ok
             template.append((node, keys, n))
             containers.append(x)
             inside.pop()
@@ -153,6 +159,7 @@ def walk_flatten(root, path=()):
         node = node_of(x)
         if node is None:
             leaves.append(x)
+            flags.append(ok)
             run += 1
             continue
         if id(x) in visited and id(x) in inside:
@@ -160,15 +167,20 @@ def walk_flatten(root, path=()):
         visited.add(id(x))
         inside.append(id(x))
         keys, kids = node.children(x)
-        stack.append((node, x, keys, len(kids)))
-        stack.append(_EXIT)
-        stack.extend(reversed(kids))
+        stack.append((_EXIT, (node, x, keys, len(kids))))
+        allowed = select(x) if ok and select is not None else None
+        if allowed is None:
+            stack.extend((kid, ok) for kid in reversed(kids))
+        else:
+            kid_ok = [key in allowed for key in keys]
+            restricted = restricted or not all(kid_ok)
+            stack.extend(zip(reversed(kids), reversed(kid_ok)))
         if run:
             template.append(run)
             run = 0
     if run:
         template.append(run)
-    return leaves, TreeDef(template, containers)
+    return leaves, TreeDef(template, containers, flags if restricted else None)
 
 
 flatten = walk_flatten  # the hook the engine calls; autodiff._accel.flatten reads structures seen before
@@ -182,21 +194,5 @@ def _raise_cycle(root, path):
 
 def trainable_flags(root):
     """Per leaf of ``root`` (in :func:`flatten`'s order, duplicates kept): is it reached through trainable
-    children only?  ``None`` when no trainable filter is set (see ``_containers.set_trainable_filter``).
-
-    Only ties need it (their gradient sits at the first trainable occurrence), so it walks plainly.
-    """
-    select = trainable_filter()
-    if select is None:
-        return None
-    flags, stack = [], [(root, True)]
-    while stack:
-        x, ok = stack.pop()
-        node = node_of(x)
-        if node is None:
-            flags.append(ok)
-            continue
-        keys, kids = node.children(x)
-        allowed = select(x) if ok else None
-        stack.extend(reversed([(kid, ok and (allowed is None or key in allowed)) for key, kid in zip(keys, kids)]))
-    return flags
+    children only?  ``None`` when every leaf is (no trainable filter is set, or none leaves a child out)."""
+    return walk_flatten(root)[1].flags

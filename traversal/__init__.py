@@ -21,6 +21,7 @@ from ._keypath import KeyPath, getkeypath, haskeypath, setkeypath
 from ._maps import NOPRUNE, fcollect, fleaves, fmap, fmap_with_path, fmapstructure, fmapstructure_with_path
 from ._total import total
 from ._trainable import TrainableWalk, isnumeric, trainable
+from ._tree_compare import TreeComparison, assert_tree_allclose, assert_tree_equal, tree_allclose, tree_equal
 from ._walks import (
     CachedWalk,
     CollectWalk,
@@ -45,6 +46,7 @@ __all__ = [
     "save", "load", "CheckpointError", "CheckpointWarning",
     "DefaultWalk", "StructuralWalk", "FlattenWalk", "ExcludeWalk", "CachedWalk", "CollectWalk", "MissingWalk",
     "TrainableWalk", "Done", "Expand", "execute", "split", "IdentityCache", "usecache",
+    "tree_equal", "tree_allclose", "assert_tree_equal", "assert_tree_allclose", "TreeComparison",
 ]
 
 

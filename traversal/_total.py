@@ -50,7 +50,9 @@ def total(f, model, grads=None, *, init=0.0, only=None):
     ``only=np.ndarray``, ``only=lambda n: getattr(n, "ndim", 0) == 2``.  The
     predicate sees containers as well as arrays (plain values, also under
     ``grad``).  Differentiable with respect to the model, ``grads`` and
-    whatever ``f`` closes over, to any order.
+    whatever ``f`` closes over, to any order.  With ``init`` zero, the sum is
+    an int when every term is (``total(np.size, model)``, a parameter count),
+    as Python's ``sum`` is; a model without parameters gives ``init``.
 
     >>> import numpy as np
     >>> import autodiff.numpy as anp
@@ -60,8 +62,8 @@ def total(f, model, grads=None, *, init=0.0, only=None):
     >>> import autodiff
     >>> autodiff.grad(lambda m: total(anp.linalg.norm, m))(m)
     {'x': array([0.6, 0.8]), 'y': (None, array([1.])), 'z': None}
-    >>> float(total(np.size, m, only=lambda n: getattr(n, "size", 0) > 1))
-    2.0
+    >>> total(np.size, m), total(np.size, m, only=lambda n: getattr(n, "size", 0) > 1)
+    (3, 2)
     """
     match = predicate(only, model)
     args, arity = _arguments(f, model, grads, match)
@@ -84,13 +86,14 @@ def _arguments(f, model, grads, match):
 
 
 def _generic(f, args, arity, init, model, match):
-    """The plain sum, every op recorded as usual."""
-    acc, first = init, None
+    """The plain sum, every op recorded as usual; an int when every term is and ``init`` is zero."""
+    acc, first, ints = init, None, bool(args) and type(init) is float and init == 0
     for k in range(0, len(args), arity):
         value = apply(f, args[k:k + arity], model, match)
         first = check_shape(value, first, args[k], model, match)
         acc = acc + value
-    return acc
+        ints = ints and isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+    return int(acc) if ints else acc
 
 
 class _Spec:

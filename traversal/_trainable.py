@@ -87,7 +87,7 @@ def _trainable_filter(x):
     return trainable(x) if is_customised(type(x)) else None
 
 
-set_trainable_filter(_trainable_filter)  # so grad puts a tie's gradient at its first trainable occurrence
+set_trainable_filter(_trainable_filter, trainable_version)  # every transform: non-trainable children are constants
 
 
 class TrainableWalk:

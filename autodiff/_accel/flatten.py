@@ -8,8 +8,9 @@ generated code too.  Off under ``AUTODIFF_REFERENCE=1`` or ``AUTODIFF_LAYOUTS=0`
 """
 
 from .. import _layouts, _trees
+from .._containers import registry_version, trainable_filter, trainable_filter_version
 
-LAYOUTS = _layouts.LayoutCache()  # root type -> compiled layouts, newest first
+LAYOUTS = _layouts.LayoutCache(version=lambda: (registry_version(), trainable_filter_version()))  # newest first
 
 
 class CompiledTreeDef(_trees.TreeDef):
@@ -29,9 +30,9 @@ def flatten(root, path=()):
     for layout in LAYOUTS.get(type(root)):
         got = layout.read(root)
         if got is not None and layout.leaf_types.issuperset(map(type, got[0])):
-            return got[0], CompiledTreeDef(layout.template, got[1])
+            return got[0], CompiledTreeDef(layout.template, got[1], layout.flags)
     flat = _trees.walk_flatten(root, path)
-    LAYOUTS.learn(root, treedef=flat[1])
+    LAYOUTS.learn(root, treedef=flat[1], watch=trainable_filter())  # trainable children checked on each read
     return flat
 
 
