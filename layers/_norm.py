@@ -107,3 +107,8 @@ class LayerNorm:
         mean = anp.mean(x, axis=-1, keepdims=True)
         var = anp.var(x, axis=-1, keepdims=True)
         return (x - mean) / anp.sqrt(var + self.eps) * self.gamma + self.beta
+
+
+@trainable.register(LayerNorm)
+def _(layer):
+    return ("gamma", "beta")  # eps is a constant for every transform, as BatchNorm's (design.md 1)
