@@ -17,6 +17,7 @@ import autodiff
 import autodiff.numpy as anp
 import layers
 from autodiff import _accel
+from autodiff.extend import BatchingWarning
 from autodiff.nn import functional as F
 from layers import Chain, Conv2d, MaxPool2d, _onednn, global_avg_pool
 from layers import _conv as conv
@@ -170,20 +171,25 @@ def test_the_layer_runs_oneDNN_in_float32_and_the_reference_in_float64(monkeypat
     assert len(calls) == 2  # float64: the reference
 
 
-@active
-def test_vmap_jvp_and_per_example_gradients_equal_with_and_without_the_backend():
+def _programs():
     net, xs = _net(np.float32), np.random.default_rng(5).standard_normal((3, 2, 3, 8, 8)).astype(np.float32)
     t = np.random.default_rng(6).standard_normal(xs.shape[1:]).astype(np.float32)
     loss = lambda m, x: anp.sum(m(x) ** 2)  # noqa: E731
-    programs = {
+    return {
         "vmap": lambda: autodiff.vmap(net)(xs),
         "per-example gradients": lambda: autodiff.vmap(autodiff.grad(loss), in_axes=(None, 0))(net, xs),
         "jvp": lambda: autodiff.jvp(lambda x: net(x), xs[0], t),
         "vmap of a penalty's gradient": lambda: autodiff.vmap(autodiff.grad(_penalty_at), in_axes=(None, 0))(net, xs),
     }
-    for name, program in programs.items():
-        on, off = _with_and_without(program)
-        assert_same_tree(on, off, rtol=2e-4, atol=1e-5), name
+
+
+@active
+@pytest.mark.parametrize("name", list(_programs()))
+def test_vmap_jvp_and_per_example_gradients_equal_with_and_without_the_backend(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BatchingWarning)  # the three primitives batch: no loop over examples
+        on, off = _with_and_without(_programs()[name])
+    assert_same_tree(on, off, rtol=2e-4, atol=1e-5)
 
 
 def _penalty_at(net, x):
