@@ -29,7 +29,7 @@ active = pytest.mark.skipif(not _switch.installed() or not _accel.enabled("onedn
 
 
 def _resnet18_shapes():
-    """``(x shape, w shape, stride, padding)`` of every convolution a ResNet-18 step makes (3×32×32, batch 2)."""
+    """``(x shape, w shape, stride, padding)`` of every convolution of the bench's ResNet-18 step (3×32×32, batch 8)."""
     seen, plain = [], conv.convolve
 
     def record(x, w, stride, padding):
@@ -40,7 +40,7 @@ def _resnet18_shapes():
 
     conv.convolve = record
     try:
-        layers.resnet18(10)(np.zeros((2, 3, 32, 32), np.float32))
+        layers.resnet18(10)(np.zeros((8, 3, 32, 32), np.float32))
     finally:
         conv.convolve = plain
     return seen
@@ -164,11 +164,12 @@ def test_the_layer_runs_oneDNN_in_float32_and_the_reference_in_float64(monkeypat
     assert _onednn.ready() and _onednn.describe().startswith("oneDNN 3.2")  # the self-check ran before counting
     calls, x = _oneDNN_calls(monkeypatch), np.random.default_rng(4).standard_normal((2, 3, 8, 8))
     on, off = _with_and_without(lambda: _net(np.float32)(x.astype(np.float32)))
-    assert len(calls) == 2  # the two convolutions with 16 output positions or more per image; the 1×1 at 2×2: sgemm
+    expected = sum(p >= _primitives.MIN_POSITIONS for p in (8 * 8, 4 * 4, 2 * 2))  # _net's outputs per image
+    assert len(calls) == expected  # the others ran im2col and dnnl_sgemm
     assert on.dtype == np.float32 and off.dtype == np.float32
     np.testing.assert_allclose(on, off, rtol=1e-5, atol=1e-6)
     _net(np.float64)(x)
-    assert len(calls) == 2  # float64: the reference
+    assert len(calls) == expected  # float64: the reference
 
 
 def _programs():
