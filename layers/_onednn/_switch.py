@@ -51,10 +51,12 @@ def _off_reason():
 
 
 def _check_against_reference():
-    """``None`` when the forward and both gradients match the numpy reference (1e-4 relative), else why not."""
+    """``None`` when the forward and both gradients match the numpy reference (1e-4 relative), else why not.
+
+    One convolution has 36 output positions per image, one has 1: both sides of the split (``MIN_POSITIONS``)."""
     rng = np.random.default_rng(0)
     for x_shape, w_shape, stride, padding in (((2, 16, 6, 6), (8, 16, 3, 3), 1, 1),
-                                              ((2, 16, 3, 3), (8, 16, 3, 3), 2, 1)):
+                                              ((2, 16, 3, 3), (8, 16, 3, 3), 1, 0)):  # 36 positions, 1
         x, w = rng.standard_normal(x_shape, np.float32), rng.standard_normal(w_shape, np.float32)
         y = _primitives._forward(x, w, stride, padding)
         g = rng.standard_normal(y.shape, np.float32)
@@ -92,9 +94,13 @@ def ready():
     return _status == "ok"
 
 
+def _dtype(a):
+    return getattr(value_of(a), "dtype", None)  # anything but an array (a list): the reference, as before
+
+
 def convolve(x, w, stride, padding):
     """``conv2d(x, w, stride, padding)`` on oneDNN for float32 arguments when :func:`ready`, else the reference."""
-    if value_of(x).dtype == np.float32 and value_of(w).dtype == np.float32 and ready():
+    if _dtype(x) == np.float32 == _dtype(w) and ready():
         return _primitives.onednn_conv2d(x, w, stride, padding)
     return _conv.conv2d(x, w, stride, padding)
 
