@@ -39,13 +39,12 @@ def _aligned(nbytes):
     return raw[start:start + nbytes]
 
 
-class _Reorder:
-    """A reorder between two layouts of one weight, and the buffer of the reordered copy's size."""
-
-    def __init__(self, src_md, dst_md):
-        pd = lib.out("dnnl_reorder_primitive_desc_create", src_md, lib.engine(), dst_md, lib.engine(), None)
-        self.primitive = lib.out("dnnl_primitive_create", pd)
-        lib.call("dnnl_primitive_desc_destroy", pd)
+def _reorder(src_md, dst_md):
+    """A reorder primitive between two layouts of one weight."""
+    pd = lib.out("dnnl_reorder_primitive_desc_create", src_md, lib.engine(), dst_md, lib.engine(), None)
+    primitive = lib.out("dnnl_primitive_create", pd)
+    lib.call("dnnl_primitive_desc_destroy", pd)
+    return primitive
 
 
 class _Direction:
@@ -58,7 +57,7 @@ class _Direction:
         self.reorder = None
         if not lib.load().dnnl_memory_desc_equal(self.weights_md, plain_md):
             src, dst = (self.weights_md, plain_md) if to_plain else (plain_md, self.weights_md)
-            self.reorder = _Reorder(src, dst)
+            self.reorder = _reorder(src, dst)
 
     def implementation(self):
         """oneDNN's name for the kernel it chose (``brg:avx512_core``, ``jit:avx2``, ``gemm:jit``, ...)."""
@@ -124,7 +123,7 @@ def _weights_in(direction, plain, w):
     if direction.reorder is None:
         return w
     copy = _aligned(direction.weights_bytes)
-    _execute(direction.reorder.primitive, [(lib.ARG_SRC, plain, w), (lib.ARG_DST, direction.weights_md, copy)])
+    _execute(direction.reorder, [(lib.ARG_SRC, plain, w), (lib.ARG_DST, direction.weights_md, copy)])
     return copy
 
 
@@ -165,7 +164,7 @@ def backward_weights(x, g, w_shape, stride, padding):
     _execute(d.primitive, [(lib.ARG_SRC, pl.src, _nhwc_of(x)), (lib.ARG_DIFF_DST, pl.dst, _nhwc_of(g)),
                            (lib.ARG_DIFF_WEIGHTS, d.weights_md, target)])
     if d.reorder is not None:
-        _execute(d.reorder.primitive, [(lib.ARG_SRC, d.weights_md, target), (lib.ARG_DST, pl.plain, dw)])
+        _execute(d.reorder, [(lib.ARG_SRC, d.weights_md, target), (lib.ARG_DST, pl.plain, dw)])
     return dw
 
 
