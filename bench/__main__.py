@@ -159,13 +159,21 @@ def main(argv=None):
         print(f"compared with {args.compare}: {report.attach(rows, previous)} of {len(rows)} rows matched by name")
     print(report.table(rows))
     extra = {"mode": mode, "seconds": round(time.perf_counter() - start, 1), "suite_seconds": seconds,
-             "unsettled_batches": sum(ctx.unsettled), "only": args.only}
+             "unsettled_batches": sum(ctx.unsettled), "only": args.only, "convolutions": _convolutions()}
+    print(f"convolutions (float32): {extra['convolutions']}")
     _explain(rows, extra)
     reference = args.save_reference and _can_save(rows, args)
     _write(rows, report.machine_facts(torch), extra, args, reference)
     print(f"{report.tally(rows)}; {extra['seconds']} s in {mode} mode")
     _over_budget(extra, args)
     return 2 if args.save_reference and not reference else 0
+
+
+def _convolutions():
+    """Which backend ran the float32 convolutions (``layers._onednn.describe()``)."""
+    import layers
+
+    return layers._onednn.describe()
 
 
 def _busy_before(ctx):

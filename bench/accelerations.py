@@ -33,6 +33,7 @@ ACCELERATIONS = {
     "elementwise": {"AUTODIFF_ACCEL_OFF": "elementwise"},  # float64 tanh on a kernel (autodiff/_accel/elementwise.py)
     "optimisers": {"AUTODIFF_ACCEL_OFF": "optimisers"},  # update in one walk (optimisers/_accel.py)
     "optimiser_kernels": {"AUTODIFF_ACCEL_OFF": "optimiser_kernels"},  # one-pass rule steps (optimisers/_fused.py)
+    "onednn": {"AUTODIFF_ACCEL_OFF": "onednn"},  # oneDNN's convolutions, the [onednn] extra (layers/_onednn)
     "all": {"AUTODIFF_REFERENCE": "1"},  # every acceleration at once: the reference core alone
 }
 

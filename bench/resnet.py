@@ -1,6 +1,11 @@
 """A ResNet-18 training step (train mode: forward, softmax cross-entropy, backward to the parameter
 gradients) on 3×32×32 float32 inputs, at batch 8 and 32, beside torch on the same weights.
+
+With the ``[onednn]`` extra the step races twice in the same rounds: with the oneDNN convolutions (the row
+judged, issue 43's goals) and with the numpy im2col reference (its own row, ``numpy convolutions``).
 Run alone: ``python -m bench --only resnet``."""
+
+import contextlib
 
 import numpy as np
 
@@ -9,6 +14,20 @@ import layers
 from layers.losses import softmax_cross_entropy
 
 from ._row import Row, record
+from ._timing import Lane
+
+GOALS = {8: 0.85, 32: 1.0}  # ours / the faster torch setting (issue 43)
+NUMPY_CONVS = "ours, numpy convolutions"
+
+
+@contextlib.contextmanager
+def onednn(flag):
+    """The oneDNN convolutions on (when installed and working) or off, for a lane's batches."""
+    previous = layers._onednn.set_enabled(flag)
+    try:
+        yield
+    finally:
+        layers._onednn.set_enabled(previous)
 
 
 def step_workload(torch=None, batch=8):
@@ -45,12 +64,32 @@ def _torch_resnet(torch, model):
     return module.train()
 
 
+def _with_and_without_onednn(lanes):
+    """``lanes`` with ours on the oneDNN convolutions and, where they run, a twin on the numpy reference's."""
+    ours = lanes.pop("ours")
+    out = {"ours": Lane("ours", ours, lambda: onednn(True))}
+    if layers._onednn.ready():
+        out[NUMPY_CONVS] = Lane(NUMPY_CONVS, ours, lambda: onednn(False))
+    return {**out, **lanes}
+
+
 def _step(ctx, batch):
-    lanes = step_workload(ctx.torch, batch)
-    row = Row(f"ResNet-18 training step, batch {batch}, 3×32×32", goal=1.0, goal_text="ours/torch ≤ 1.0")
+    lanes = _with_and_without_onednn(step_workload(ctx.torch, batch))
+    goal = GOALS[batch]
+    row = Row(f"ResNet-18 training step, batch {batch}, 3×32×32", goal=goal, goal_text=f"ours/torch ≤ {goal}",
+              note=f"convolutions: {'oneDNN' if NUMPY_CONVS in lanes else 'numpy im2col'}")
     if "torch" in lanes:
-        ctx.check(row.suite, lanes["ours"](), lanes["torch"](), rtol=1e-3, atol=1e-5)
-    return [record(row, ctx.race(lanes))]
+        for name, lane in lanes.items():
+            if name.startswith("ours"):
+                with lane.around():
+                    ctx.check(f"{row.suite} ({name})", lane.fn(), lanes["torch"](), rtol=1e-3, atol=1e-5)
+    rounds = ctx.race(lanes)
+    rows = [record(row, rounds)]
+    if NUMPY_CONVS in lanes:
+        numpy_row = Row(f"ResNet-18 training step, batch {batch}, 3×32×32, numpy convolutions",
+                        note="the reference convolutions (no oneDNN), in the same rounds")
+        rows.append(record(numpy_row, rounds, value=(NUMPY_CONVS, "torch"), ours=NUMPY_CONVS))
+    return rows
 
 
 def batch8(ctx):

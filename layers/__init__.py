@@ -12,6 +12,7 @@ stateless one returns itself) and ``__call__(x)`` for evaluation.
 (5, 2)
 """
 
+from . import _onednn
 from ._chain import MLP, Chain, Residual, forward
 from ._conv import Conv2d
 from ._dense import Dense
@@ -20,6 +21,8 @@ from ._norm import BatchNorm, LayerNorm
 from ._pool import AvgPool2d, MaxPool2d, global_avg_pool
 from ._resnet import BasicBlock, ResNet, resnet18
 from ._torch import load_torch_state_dict, save_torch_state_dict
+
+_onednn.install()  # the optional oneDNN convolutions (the [onednn] extra), beside the numpy reference
 
 __all__ = [
     "Dense", "Conv2d", "BatchNorm", "LayerNorm", "Embedding", "Chain", "Residual", "MLP",

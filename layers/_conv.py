@@ -107,6 +107,8 @@ defvjp(conv2d, _conv2d_vjp_input, _conv2d_vjp_weight)
 deflinear(conv2d)
 defbatch(conv2d, fold_leading(conv2d))
 
+convolve = conv2d  # what Conv2d calls: the hook layers._onednn puts its backend in (docs/convolutions.md)
+
 
 @dataclass
 class Conv2d:
@@ -145,7 +147,7 @@ class Conv2d:
 
     def __call__(self, x):
         self._check(np.shape(value_of(x)))
-        y = conv2d(x, self.weight, self.stride, self.padding)
+        y = convolve(x, self.weight, self.stride, self.padding)
         if self.bias is not None:
             y = y + anp.reshape(self.bias, (1, -1, 1, 1))
         return y
