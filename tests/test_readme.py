@@ -90,3 +90,9 @@ def test_no_project_internal_jargon():
 def test_the_parameter_count_is_np_size_and_the_readme_says_why_not_len():
     assert "total(np.size, model)" in README and "Julia's `length" in README
     assert not re.search(r"total\(len, model\)[^\n]*parameter count", README)
+
+
+def test_ci_runs_exactly_the_readmes_test_command():
+    ci = open(os.path.join(ROOT, ".ci", "run"), encoding="utf-8").read().strip().splitlines()[-1]
+    commands = re.search(r"```bash\n(.*?)```", README, re.S).group(1).strip().splitlines()
+    assert ci == commands[1], f".ci/run runs {ci!r}, the README says {commands[1]!r}"
