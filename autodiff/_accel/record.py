@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _primitive
 from .._checks import leaked
-from .._primitive import _forwards, _record
+from .._primitive import _forwards, _plans, _record
 from .._protection import protect, protect_inside
 from .._traced import Traced
 from . import enabled
@@ -38,14 +38,27 @@ def record_fast(prim, tape, args, kwargs):
             return _record(prim, tape, args, kwargs)
         argvals, parents, argnums, lower = unwrapped
     ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
+    plan, kept_ans, kept_args = _plans.get(prim), ans, argvals
+    if plan is not None and not tape.keeps_all:  # keep what the pullbacks read (_primitive.kept)
+        kept_ans, kept_args = plan.keep(argnums, ans, argvals)
+    if len(argnums) < len(args):
+        _protect_constants(tape, kept_args, argnums)
     entries = tape.entries
-    entries.append((prim, parents, argnums, ans, argvals, kwargs))
+    entries.append((prim, parents, argnums, kept_ans, kept_args, kwargs))
     return Traced(ans, tape, len(entries) - 1, tape.level)
+
+
+def _protect_constants(tape, kept_args, argnums):
+    """Protect the constant arrays the entry keeps: the pullbacks read them, so no in-place changes until done."""
+    protected = tape.protected
+    for i, a in enumerate(kept_args):
+        if type(a) is np.ndarray and i not in argnums and id(a) not in protected:
+            protect(tape, a)
 
 
 def _unwrap(prim, tape, args):
     """``_primitive._unwrap`` and whether lower levels remain, or ``None`` for an argument it leaves to it."""
-    argvals, parents, argnums, protected, level, lower = list(args), [], [], tape.protected, tape.level, False
+    argvals, parents, argnums, level, lower = list(args), [], [], tape.level, False
     for i, a in enumerate(args):
         kind = type(a)
         if kind is Traced:
@@ -58,10 +71,7 @@ def _unwrap(prim, tape, args):
             argnums.append(i)
             argvals[i] = a = a.value
             lower = lower or type(a) is Traced
-        elif kind is np.ndarray:  # a constant the pullback may read: no in-place changes until done
-            if id(a) not in protected:
-                protect(tape, a)
-        elif kind not in _SCALARS:  # nested arrays, subclasses, anything else: the reference
+        elif kind is not np.ndarray and kind not in _SCALARS:  # nested arrays, subclasses, anything else: the reference
             return None
     return argvals, parents, argnums, lower
 

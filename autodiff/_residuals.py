@@ -1,0 +1,136 @@
+"""What a tape entry keeps: the values its pullbacks read, and a shape-and-dtype stand-in for the rest.
+
+A rule's pullbacks say what they read.  By default it is read off their code: a pullback
+``lambda g, ans, x: negative(g)`` names neither ``ans`` nor ``x``, so an entry of ``negative`` keeps
+neither.  A pullback that reads an argument only for its shape and dtype (``unbroadcast(g, x)``) declares
+what it reads in full with ``reads=`` (``defvjp(add, ..., reads=("", ""))``,
+``defvjp(multiply, ..., reads=("y", "x"))``); each value it does not read in full is kept as a
+:class:`Like`, which ``shape_of`` and ``dtype_of`` read as they read the value.  An output or argument
+not kept goes when the forward no longer holds it: ``x + 1.0`` chained a hundred times keeps no array.
+
+>>> import numpy as np
+>>> plan = Plan([lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x], None, 2)
+>>> ans, args = plan.keep((0,), np.ones(3), [np.ones(3), np.full(3, 2.0)])
+>>> ans, args[0], args[1]
+(Like((3,), float64), Like((3,), float64), array([2., 2., 2.]))
+"""
+
+import dis
+import types
+
+import numpy as np
+
+from ._traced import Traced
+
+
+class Like:
+    """A value a pullback reads only for its shape and dtype (one example's shape under ``vmap``)."""
+
+    __slots__ = ("shape", "dtype")
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __repr__(self):
+        return f"Like({self.shape}, {self.dtype})"
+
+
+def stand_in(value):
+    """``value`` as a :class:`Like` when it is an array or a traced value; small values stay as they are."""
+    kind = type(value)
+    if kind is np.ndarray:
+        return Like(value.shape, value.dtype)
+    if kind is not Traced:
+        return value
+    from ._batching import example_shape  # _batching imports the tape's modules
+
+    inner = value
+    while type(inner) is Traced:
+        inner = inner.value
+    if type(inner) is np.ndarray:
+        return Like(example_shape(value), inner.dtype)
+    return value  # a traced scalar or tuple: small, kept
+
+
+_ALL = None  # every argument read in full
+
+
+class Plan:
+    """What one rule's pullbacks read: per pullback (or one for a joint rule), whether it reads ``ans`` and
+    which argument positions it reads in full; cached per tuple of traced argument numbers."""
+
+    __slots__ = ("reads", "joint", "cache")
+
+    def __init__(self, pullbacks, declared, skip, joint=False):
+        pullbacks = [pullbacks] if joint else list(pullbacks)
+        declared = [declared] if joint and declared is not None else declared
+        self.reads = [_reads(p, None if declared is None else declared[k], skip) for k, p in enumerate(pullbacks)]
+        self.joint, self.cache = joint, {}
+
+    def keep(self, argnums, ans, args):
+        """``(ans, args)`` as the entry keeps them: values not read in full become stand-ins."""
+        key = argnums if type(argnums) is tuple else tuple(argnums)
+        found = self.cache.get(key)
+        if found is None:
+            found = self.cache[key] = self._union(key)
+        keeps_ans, full = found
+        if not keeps_ans:
+            ans = stand_in(ans)
+        if full is not _ALL:
+            args = [a if i in full else stand_in(a) for i, a in enumerate(args)]
+        return ans, args
+
+    def _union(self, argnums):
+        """Whether any pullback that runs for ``argnums`` reads ``ans``, and the positions any reads in full."""
+        picked = self.reads if self.joint else [self.reads[k] for k in argnums if k < len(self.reads)]
+        keeps_ans, full = False, set()
+        for reads_ans, positions in picked:
+            keeps_ans = keeps_ans or reads_ans
+            if positions is _ALL:
+                return keeps_ans or any(r for r, _ in picked), _ALL
+            full |= positions
+        return keeps_ans, frozenset(full)
+
+
+def _reads(pullback, declared, skip):
+    """``(reads ans?, positions read in full or _ALL)`` of one pullback ``(g, [residuals,] ans, *args)``; ``skip``
+    is the number of parameters before ``ans``.  ``declared`` names what it reads in full (a string of names)."""
+    if pullback is None:
+        return False, frozenset()
+    code = getattr(pullback, "__code__", None)
+    if type(pullback) is not types.FunctionType or code is None:
+        return True, _ALL  # a callable we cannot read: it may read anything
+    names = list(code.co_varnames[:code.co_argcount])
+    star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount] if code.co_flags & 0x04 else None
+    if declared is None:
+        used = _names_used(code)
+        if "locals" in used or "vars" in used:
+            return True, _ALL
+    else:
+        used = set(declared.replace(",", " ").split())
+        unknown = used - set(names[skip:]) - {star}
+        if unknown:
+            raise ValueError(
+                f"reads= names {', '.join(sorted(unknown))}, which the pullback {pullback.__qualname__} does not "
+                f"take; name its parameters from ans on ({', '.join(names[skip:])})")
+    reads_ans = len(names) > skip and names[skip] in used
+    if star is not None and star in used:
+        return reads_ans, _ALL
+    return reads_ans, frozenset(i for i, n in enumerate(names[skip + 1:]) if n in used)
+
+
+def _names_used(code):
+    """Every name any instruction of ``code`` (or of code nested in it) refers to: a superset of what it loads."""
+    used, stack = set(), [code]
+    while stack:
+        c = stack.pop()
+        for ins in dis.get_instructions(c):
+            if type(ins.argval) is str:
+                used.add(ins.argval)
+        used.update(c.co_cellvars)
+        stack.extend(k for k in c.co_consts if type(k) is types.CodeType)
+    return used
