@@ -94,8 +94,11 @@ def _traced_keyword(prim, kwargs):
     )
 
 
-def _record(prim, tape, args, kwargs):
+def _record(prim, tape, args, kwargs, value=None):
     """Record ``prim(*args, **kwargs)`` on ``tape``; its traced arguments are those of ``tape``'s level.
+
+    A ``value`` given is the call's output, computed before (``autodiff.remat``'s policy replays it), used
+    when no traced value of a lower level needs the call recorded on its tape.
 
     The entry keeps what the pullbacks read (:func:`kept`); the constants among
     it are protected from in-place changes until the tape is done.  Traced
@@ -110,6 +113,8 @@ def _record(prim, tape, args, kwargs):
     forward, index = _forwards.get(prim), len(tape.entries)
     if forward is not None:  # the forward hands its residuals to the pullback through the tape
         ans, tape.residuals[index] = forward(*argvals, **kwargs)
+    elif value is not None and not lower:
+        ans = value
     else:
         ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
     kept_ans, kept_args = kept(prim, tape, argnums, ans, argvals)

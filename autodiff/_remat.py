@@ -22,14 +22,17 @@ True
 
 import functools
 
+from . import _backward, _primitive
+from ._arguments import is_differentiable
 from ._batch_rules import _batch_rules
 from ._forward import jvp_via_ad
 from ._jvp_rules import _jvp_rules
-from ._primitive import Primitive, _plans, _rules
+from ._primitive import Primitive, _plans, _record, _rules
+from ._protection import release
 from ._residuals import stand_in
-from ._traced import Traced
+from ._tangents import ZERO, Thunk
+from ._traced import Tape, Traced, new_input, open_tape
 from ._trees import flatten
-from ._via_ad import vjp_via_ad
 
 
 def remat(f, policy=None):
@@ -47,14 +50,14 @@ def remat(f, policy=None):
     """
     if not callable(f):
         raise TypeError(f"remat: expected a function, got {type(f).__name__}; pass the function first")
-    saved = _policy_names(policy)
+    names = _policy_names(policy)
 
     @functools.wraps(f)
     def rematerialised(*args):
         leaves, treedef = flatten(args)
         if Traced not in map(type, leaves):  # nothing is differentiated through this call
             return f(*args)
-        return remat_call(*leaves, f=f, treedef=treedef, policy=saved)
+        return remat_call(*leaves, f=f, treedef=treedef, policy=names, saved=None if names is None else _Saved())
 
     return rematerialised
 
@@ -74,9 +77,49 @@ def _policy_names(policy):
     return names
 
 
-def _run(*leaves, f, treedef, policy):
-    """The forward: ``f`` on the arguments rebuilt from ``leaves``, its intermediates gone when it returns."""
-    return _checked(f(*_arguments(leaves, treedef)), leaves)
+def _run(*leaves, f, treedef, policy, saved):
+    """The forward: ``f`` on the arguments rebuilt from ``leaves``, its intermediates gone when it returns
+    (under a policy, the outputs it names kept in ``saved``)."""
+    if saved is None:
+        return _checked(f(*_arguments(leaves, treedef)), leaves)
+    with open_tape() as tape:
+        tape.keeps_all = True  # the outputs to save are read off the entries
+        out = f(*_arguments(_trace_differentiable(tape, leaves), treedef))
+    try:
+        saved.values = [e[3] for e in tape.entries if e[0] is not None and e[0].__name__ in policy]
+        value = out.value if type(out) is Traced and out.tape is tape else out
+    finally:
+        release(tape)
+    return _checked(value, leaves)
+
+
+def _trace_differentiable(tape, leaves):
+    """``leaves`` with each differentiable one an input of ``tape``: the same calls of ``f`` record on the
+    forward's tape and on the backward's (whichever leaves the call differentiates), so the saved outputs
+    are read back in the order they were saved."""
+    return [new_input(tape, x) if is_differentiable(x) else x for x in leaves]
+
+
+class _Saved:
+    """The outputs one call's forward keeps under a policy, in call order."""
+
+    __slots__ = ("values",)
+
+    def __init__(self):
+        self.values = []
+
+
+class _Replay(Tape):
+    """The tape of the backward's pass through ``f`` under a policy: a call of a named primitive records the
+    output the forward saved, not computed again."""
+
+    __slots__ = ("names", "values", "next")
+
+    def push(self, prim, args, kwargs):
+        if prim.__name__ not in self.names or self.next >= len(self.values):
+            return _primitive.record(prim, self, args, kwargs)
+        value, self.next = self.values[self.next], self.next + 1
+        return _record(prim, self, args, kwargs, value)
 
 
 def _arguments(leaves, treedef):
@@ -120,8 +163,31 @@ def _on(args, argnums, kwargs):
 
 def _pullback(g, argnums, ans, args, kwargs):
     """Run ``f`` again on a tape of its own and pull ``g`` back through it."""
-    _, back = vjp_via_ad(_on(args, argnums, kwargs), *[args[k] for k in argnums])
-    return list(back(g))
+    saved = kwargs["saved"]
+    if saved is None:
+        tape_kind, positions = Tape, list(argnums)
+    else:  # every differentiable leaf traced, as in the forward's pass, so the saved outputs line up
+        tape_kind, positions = _Replay, [k for k, a in enumerate(args) if is_differentiable(a)]
+    on = _on(args, positions, kwargs)
+    with open_tape(tape_kind) as tape:
+        if saved is not None:
+            tape.names, tape.values, tape.next = kwargs["policy"], saved.values, 0
+        inputs = [new_input(tape, args[k]) for k in positions]
+        out = on(*inputs)
+    try:
+        if type(out) is not Traced or out.tape is not tape:
+            return [ZERO] * len(argnums)
+        cts = _backward.run(tape, {out.index: g}, free=not tape.keeps_all)  # pulled back once: frees as it goes
+        at = dict(zip(positions, inputs))
+        return [_settle(cts[at[k].index]) for k in argnums]
+    finally:
+        release(tape)
+
+
+def _settle(ct):
+    if type(ct) is Thunk:
+        ct = ct()
+    return ZERO if ct is None else ct
 
 
 def _jvp(tangents, argnums, ans, args, kwargs):
@@ -136,7 +202,8 @@ def _batch(level, args, bdims, kwargs):
 
     f, treedef = kwargs["f"], kwargs["treedef"]
     mapped = vmap(lambda *leaves: f(*_arguments(leaves, treedef)), in_axes=tuple(bdims))
-    return remat_call(*args, f=mapped, treedef=None, policy=kwargs["policy"]), 0
+    names = kwargs["policy"]
+    return remat_call(*args, f=mapped, treedef=None, policy=names, saved=None if names is None else _Saved()), 0
 
 
 class _KeepInputs:

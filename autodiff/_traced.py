@@ -83,14 +83,17 @@ def current_level():
 
 
 class open_tape:
-    """Context manager: open a tape at the next level of this thread."""
+    """Context manager: open a tape at the next level of this thread (a ``kind`` of :class:`Tape`)."""
 
-    __slots__ = ("tape",)
+    __slots__ = ("tape", "kind")
+
+    def __init__(self, kind=Tape):
+        self.kind = kind
 
     def __enter__(self):
         level = current_level() + 1
         _state.level = level
-        self.tape = Tape(level)
+        self.tape = self.kind(level)
         tracer = _state.__dict__.get("tracer")  # this thread's; no AttributeError raised and caught when unset
         if tracer is not None:
             tracer.tapes.append(self.tape)
