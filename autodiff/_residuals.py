@@ -9,7 +9,7 @@ what it reads in full with ``reads=`` (``defvjp(add, ..., reads=("", ""))``,
 not kept goes when the forward no longer holds it: ``x + 1.0`` chained a hundred times keeps no array.
 
 >>> import numpy as np
->>> plan = Plan([lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x], None, 2)
+>>> plan = Plan([lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x], None, 1)
 >>> ans, args = plan.keep((0,), np.ones(3), [np.ones(3), np.full(3, 2.0)])
 >>> ans, args[0], args[1]
 (Like((3,), float64), Like((3,), float64), array([2., 2., 2.]))
@@ -57,43 +57,48 @@ def stand_in(value):
 
 
 _ALL = None  # every argument read in full
+_SMALL = frozenset((float, int, bool, type(None), str))  # kept as they are
 
 
 class Plan:
     """What one rule's pullbacks read: per pullback (or one for a joint rule), whether it reads ``ans`` and
     which argument positions it reads in full; cached per tuple of traced argument numbers."""
 
-    __slots__ = ("reads", "joint", "cache")
+    __slots__ = ("reads", "joint", "cache", "arity")
 
     def __init__(self, pullbacks, declared, skip, joint=False):
         pullbacks = [pullbacks] if joint else list(pullbacks)
         declared = [declared] if joint and declared is not None else declared
         self.reads = [_reads(p, None if declared is None else declared[k], skip) for k, p in enumerate(pullbacks)]
         self.joint, self.cache = joint, {}
+        self.arity = max([_arity(p, skip) for p in pullbacks], default=0)  # positions a stand-in may replace
 
     def keep(self, argnums, ans, args):
-        """``(ans, args)`` as the entry keeps them: values not read in full become stand-ins."""
-        key = argnums if type(argnums) is tuple else tuple(argnums)
-        found = self.cache.get(key)
+        """``(ans, args)`` as the entry keeps them: values not read in full become stand-ins (``args``, a list
+        the caller made, is changed in place)."""
+        found = self.cache.get(argnums if type(argnums) is tuple else tuple(argnums))
         if found is None:
+            key = tuple(argnums)
             found = self.cache[key] = self._union(key)
-        keeps_ans, full = found
+        keeps_ans, dropped = found
         if not keeps_ans:
-            ans = stand_in(ans)
-        if full is not _ALL:
-            args = [a if i in full else stand_in(a) for i, a in enumerate(args)]
+            ans = Like(ans.shape, ans.dtype) if type(ans) is np.ndarray else stand_in(ans)
+        if dropped:
+            args = list(args) if type(args) is tuple else args
+            for i in dropped:
+                if i < len(args):
+                    a = args[i]
+                    args[i] = Like(a.shape, a.dtype) if type(a) is np.ndarray else stand_in(a)
         return ans, args
 
     def _union(self, argnums):
-        """Whether any pullback that runs for ``argnums`` reads ``ans``, and the positions any reads in full."""
+        """Whether any pullback that runs for ``argnums`` reads ``ans``, and the positions none reads in full."""
         picked = self.reads if self.joint else [self.reads[k] for k in argnums if k < len(self.reads)]
-        keeps_ans, full = False, set()
-        for reads_ans, positions in picked:
-            keeps_ans = keeps_ans or reads_ans
-            if positions is _ALL:
-                return keeps_ans or any(r for r, _ in picked), _ALL
-            full |= positions
-        return keeps_ans, frozenset(full)
+        keeps_ans = any(reads_ans for reads_ans, _ in picked)
+        if any(positions is _ALL for _, positions in picked):
+            return keeps_ans, ()
+        full = set().union(*[positions for _, positions in picked])
+        return keeps_ans, tuple(i for i in range(self.arity) if i not in full)
 
 
 def _reads(pullback, declared, skip):
@@ -121,6 +126,14 @@ def _reads(pullback, declared, skip):
     if star is not None and star in used:
         return reads_ans, _ALL
     return reads_ans, frozenset(i for i, n in enumerate(names[skip + 1:]) if n in used)
+
+
+def _arity(pullback, skip):
+    """How many positional arguments ``pullback`` names after ``ans`` (64 when it takes ``*args``)."""
+    code = getattr(pullback, "__code__", None)
+    if code is None:
+        return 0
+    return 64 if code.co_flags & 0x04 else max(code.co_argcount - skip - 1, 0)
 
 
 def _names_used(code):

@@ -30,18 +30,19 @@ def record_fast(prim, tape, args, kwargs):
     if type(first) is Traced and first.tape is tape and (
             len(args) == 1 or (len(args) == 2 and type(args[1]) in _SCALARS)):  # sin(x), x * 0.5
         argvals, parents, argnums, lower = (first.value,) + args[1:], (first.index,), (0,), type(first.value) is Traced
+        constants = False
         if kwargs:
             protect_inside(tape, kwargs)
     else:
         unwrapped = None if kwargs else _unwrap(prim, tape, args)
         if unwrapped is None:
             return _record(prim, tape, args, kwargs)
-        argvals, parents, argnums, lower = unwrapped
+        argvals, parents, argnums, lower, constants = unwrapped
     ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
     plan, kept_ans, kept_args = _plans.get(prim), ans, argvals
     if plan is not None and not tape.keeps_all:  # keep what the pullbacks read (_primitive.kept)
         kept_ans, kept_args = plan.keep(argnums, ans, argvals)
-    if len(argnums) < len(args):
+    if constants:
         _protect_constants(tape, kept_args, argnums)
     entries = tape.entries
     entries.append((prim, parents, argnums, kept_ans, kept_args, kwargs))
@@ -57,8 +58,9 @@ def _protect_constants(tape, kept_args, argnums):
 
 
 def _unwrap(prim, tape, args):
-    """``_primitive._unwrap`` and whether lower levels remain, or ``None`` for an argument it leaves to it."""
-    argvals, parents, argnums, level, lower = list(args), [], [], tape.level, False
+    """``_primitive._unwrap``, whether lower levels remain and whether a constant is an array; ``None`` for an
+    argument it leaves to the reference."""
+    argvals, parents, argnums, level, lower, constants = list(args), [], [], tape.level, False, False
     for i, a in enumerate(args):
         kind = type(a)
         if kind is Traced:
@@ -71,9 +73,11 @@ def _unwrap(prim, tape, args):
             argnums.append(i)
             argvals[i] = a = a.value
             lower = lower or type(a) is Traced
-        elif kind is not np.ndarray and kind not in _SCALARS:  # nested arrays, subclasses, anything else: the reference
+        elif kind is np.ndarray:
+            constants = True
+        elif kind not in _SCALARS:  # nested arrays, subclasses, anything else: the reference
             return None
-    return argvals, parents, argnums, lower
+    return argvals, parents, argnums, lower, constants
 
 
 def install():

@@ -75,8 +75,9 @@ def as_constant(mask, dtype):
 
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x`` and cast it to ``x``'s dtype."""
-    if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype:
-        return g
+    kind = type(x)
+    if type(g) is np.ndarray and (kind is np.ndarray or kind is Like) and g.shape == x.shape and g.dtype == x.dtype:
+        return g  # a Like: what a tape entry keeps of an argument its pullback reads for shape and dtype
     shape, dtype = shape_of(x), dtype_of(x)
     if shape_of(g) != shape:
         g = sum_to_shape(g, shape)
