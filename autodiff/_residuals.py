@@ -69,6 +69,11 @@ class Plan:
     def __init__(self, pullbacks, declared, skip, joint=False):
         pullbacks = [pullbacks] if joint else list(pullbacks)
         declared = [declared] if joint and declared is not None else declared
+        if declared is not None and (isinstance(declared, str) or len(declared) != len(pullbacks)):
+            raise ValueError(
+                f"reads= gives {1 if isinstance(declared, str) else len(declared)} declaration(s) for "
+                f"{len(pullbacks)} pullback(s); give one string per pullback, naming what it reads in full "
+                f"(\"\" for nothing), as reads=(\"y\", \"x\")")
         self.reads = [_reads(p, None if declared is None else declared[k], skip) for k, p in enumerate(pullbacks)]
         self.joint, self.cache = joint, {}
         self.arity = max([_arity(p, skip) for p in pullbacks], default=0)  # positions a stand-in may replace

@@ -88,8 +88,9 @@ def defvjp(prim, *vjps, check=None, reads=None):
     and dtype (``shape_of(x)``, ``dtype_of(x)``, ``unbroadcast(g, x)``): those
     are kept as stand-ins carrying just that (:mod:`autodiff._residuals`).
     ``defvjp(multiply, lambda g, ans, x, y: unbroadcast(g * y, x), ..., reads=("y", "x"))``
-    keeps ``2.0`` alone from ``x * 2.0``.  A rule checked at its first call
-    (``check``, and every rule defined outside autodiff) keeps everything.
+    keeps ``2.0`` alone from ``x * 2.0``.  A rule defined outside autodiff
+    keeps everything unless it declares ``reads`` with ``check=False`` (a
+    gradcheck at its first call reads every value).
 
     >>> import numpy as np
     >>> import autodiff
@@ -101,14 +102,14 @@ def defvjp(prim, *vjps, check=None, reads=None):
     """
     rule = per_argument_rule(prim.__name__, vjps)
     _register(prim, rule, guarded(prim, rule, check, vjps, sys._getframe(1).f_globals.get("__name__", "")),
-              lambda: Plan(vjps, reads, 1))
+              lambda: Plan(vjps, reads, 1), reads is not None and check is False)
 
 
-def _register(prim, rule, registered, plan):
-    """Register ``prim``'s rule, and what its pullbacks read when it is registered as given (not guarded: a
-    guard's first-call gradcheck and shape checks read every value)."""
+def _register(prim, rule, registered, plan, declared):
+    """Register ``prim``'s rule, and what its pullbacks read: autodiff's own rules always, any other only when
+    it declares ``reads=`` with ``check=False`` (a first-call gradcheck reads every value)."""
     _rules[prim] = registered
-    if registered is rule:
+    if registered is rule or declared:
         _plans[prim] = plan()
     else:
         _plans.pop(prim, None)
@@ -124,7 +125,7 @@ def defvjp_joint(prim, pullback, check=None, reads=None):
     """
     rule = joint_rule(pullback)
     _register(prim, rule, guarded(prim, rule, check, pullback, sys._getframe(1).f_globals.get("__name__", "")),
-              lambda: Plan(pullback, reads, 1, joint=True))
+              lambda: Plan(pullback, reads, 1, joint=True), reads is not None and check is False)
 
 
 def defvjp_fwd_bwd(prim, fwd, bwd, reads=None):

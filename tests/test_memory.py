@@ -77,6 +77,8 @@ def test_a_plan_reads_a_declaration_and_refuses_a_name_the_pullback_does_not_tak
     assert type(ans) is np.ndarray
     with pytest.raises(ValueError, match=r"reads= names z.*\(ans, x, y\)"):
         Plan([lambda g, ans, x, y: g], ("z",), 1)
+    with pytest.raises(ValueError, match="one string per pullback"):
+        Plan([lambda g, ans, x, y: g, None], ("y",), 1)
 
 
 def test_a_pullback_taking_star_args_or_not_python_code_keeps_everything():
@@ -94,6 +96,18 @@ def test_a_rule_defined_outside_autodiff_keeps_everything_for_its_first_call_che
     ((_, _, _, ans, args, _),) = _entries(twice, np.ones(2))
     assert type(ans) is np.ndarray and type(args[0]) is np.ndarray
     assert autodiff.gradcheck(lambda x: anp.sum(twice(x) ** 2), np.ones(2), order=2)
+
+
+def test_a_rule_defined_outside_autodiff_that_declares_what_it_reads_keeps_that():
+    from autodiff.numpy._broadcast import unbroadcast
+
+    scale = primitive(lambda x, c: x * c, "scale_memory")
+    defvjp(scale, lambda g, ans, x, c: unbroadcast(g * c, x), None, reads=("c", ""), check=False)
+    c = np.arange(3.0)
+    ((_, _, _, ans, args, _),) = _entries(lambda x: scale(x, c), np.ones((2, 3)))
+    assert type(ans) is Like and type(args[0]) is Like and args[1] is c
+    np.testing.assert_allclose(autodiff.grad(lambda x: anp.sum(scale(x, c)))(np.ones((2, 3))), np.tile(c, (2, 1)))
+    assert autodiff.gradcheck(lambda x: anp.sum(scale(x, c) ** 2), np.ones((2, 3)), order=2)
 
 
 def test_stand_ins_keep_shapes_through_vmap_and_nesting():
