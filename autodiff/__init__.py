@@ -26,6 +26,7 @@ from ._hvp_operator import HvpOperator, hvp_operator
 from ._jacobian import jacfwd, jacobian, jacrev
 from ._kernels import warmup
 from ._lazy import lazy_names
+from ._remat import remat
 from ._rule_checks import stop_gradient
 from ._show import show, ties
 from ._structural import Tangent
@@ -48,7 +49,7 @@ __all__ = [
     "stop_gradient",
     "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "scaled", "warmup", "trace", "Trace",
     "show", "ties", "explain", "Explanation", "compare", "Comparison", "semantics_table",
-    "holomorphic_grad", "ggnvp", "vmap",
+    "holomorphic_grad", "ggnvp", "vmap", "remat",
     "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk",
 ]
 

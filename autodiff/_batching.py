@@ -13,8 +13,11 @@ a batched value of the highest level runs its batching rule
 import numpy as np
 
 from ._batch_rules import batch_rule_of
+from ._residuals import Like
 from ._traced import Traced, _state, current_level, surfaced
 from ._tuple_values import with_arrays
+
+_SHAPED = (np.ndarray, Like)
 
 
 class Batch:
@@ -175,7 +178,7 @@ def example_shape(x):
         x = x.value
     if type(x) is tuple and depth:  # a primitive's several outputs, each with the batch axes in front
         return _tuple_shape(x, depth)
-    shape = x.shape if type(x) is np.ndarray else np.shape(x)
+    shape = x.shape if type(x) in _SHAPED else np.shape(x)  # a Like: what a tape entry keeps of an array
     return shape[depth:] if depth else shape
 
 

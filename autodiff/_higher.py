@@ -240,6 +240,7 @@ def linearize(f, *primals, has_aux=False):
     """
     variables = Variables(tuple(primals))
     with open_tape() as tape:
+        tape.keeps_all = True  # push_along runs JVP rules on the entries: they read what they read
         inputs = new_inputs(tape, variables.leaves)
         out, aux = split_aux(f(*variables.substitute(inputs)), has_aux, "linearize")
         out = split_tuple_outputs(out)

@@ -18,6 +18,7 @@ from ._traced import Tape, Traced
 
 _rules = {}
 _forwards = {}  # primitive -> fwd(*args, **kwargs) giving (value, residuals), for defvjp_fwd_bwd
+_plans = {}  # primitive -> what its pullbacks read (autodiff._residuals.Plan); without one an entry keeps all
 
 
 class Primitive:
@@ -93,12 +94,16 @@ def _traced_keyword(prim, kwargs):
     )
 
 
-def _record(prim, tape, args, kwargs):
+def _record(prim, tape, args, kwargs, value=None):
     """Record ``prim(*args, **kwargs)`` on ``tape``; its traced arguments are those of ``tape``'s level.
 
-    Constants the pullback may read are protected from in-place changes until
-    the tape is done.  Traced values of lower levels stay inside the arguments,
-    so the call itself records on their tapes.
+    A ``value`` given is the call's output, computed before (``autodiff.remat``'s policy replays it), used
+    when no traced value of a lower level needs the call recorded on its tape.
+
+    The entry keeps what the pullbacks read (:func:`kept`); the constants among
+    it are protected from in-place changes until the tape is done.  Traced
+    values of lower levels stay inside the arguments, so the call itself
+    records on their tapes.
     """
     if not tape.active:
         raise leaked(prim, tape)
@@ -108,10 +113,26 @@ def _record(prim, tape, args, kwargs):
     forward, index = _forwards.get(prim), len(tape.entries)
     if forward is not None:  # the forward hands its residuals to the pullback through the tape
         ans, tape.residuals[index] = forward(*argvals, **kwargs)
+    elif value is not None and not lower:
+        ans = value
     else:
         ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
-    tape.entries.append((prim, parents, argnums, ans, argvals, kwargs))
+    kept_ans, kept_args = kept(prim, tape, argnums, ans, argvals)
+    for i, a in enumerate(kept_args):
+        if i not in argnums and type(a) is not Traced:  # a constant the pullback reads: no in-place changes
+            protect_inside(tape, a)
+    tape.entries.append((prim, parents, argnums, kept_ans, kept_args, kwargs))
     return Traced(ans, tape, index, tape.level)
+
+
+def kept(prim, tape, argnums, ans, argvals):
+    """``(ans, argvals)`` as the entry keeps them: what ``prim``'s pullbacks read, stand-ins carrying shape and
+    dtype for the rest (:mod:`autodiff._residuals`); all of it on a tape that keeps everything (``linearize``'s,
+    whose JVP rules read their own, and one ``autodiff.trace`` lists)."""
+    plan = _plans.get(prim)
+    if plan is None or tape.keeps_all:
+        return ans, argvals
+    return plan.keep(argnums, ans, argvals)
 
 
 def _unwrap(prim, tape, args):
@@ -124,8 +145,6 @@ def _unwrap(prim, tape, args):
             parents.append(a.index)
             argnums.append(i)
             argvals[i] = a.value
-        elif type(a) is not Traced:  # a constant the pullback may read: no in-place changes until done
-            protect_inside(tape, a)
     return argvals, parents, argnums
 
 

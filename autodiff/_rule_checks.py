@@ -41,6 +41,7 @@ from ._batching import Batch, batch_depth, example_shape, keep_batches
 from ._gradcheck import GradcheckError, gradcheck
 from ._higher import jvp
 from ._protection import protect
+from ._residuals import Like
 from ._tangents import Thunk, ZeroTangent
 from ._traced import Tape, Traced, _state
 
@@ -173,7 +174,7 @@ class _Guard:
         return _watching(self, run, g, ans, args)
 
 
-_ARRAYS = (Traced, np.ndarray, np.generic, float, int, complex)
+_ARRAYS = (Traced, np.ndarray, np.generic, float, int, complex, Like)  # a Like: what a tape keeps of an argument
 
 
 def _widens(got, want):

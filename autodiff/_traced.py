@@ -24,10 +24,11 @@ class Tape:
     index to what its primitive's forward handed to its pullback (only for
     primitives defined with ``defvjp_fwd_bwd``).  ``active`` is true while the
     forward function runs; a traced value of a closed tape that reaches a
-    primitive has leaked out of its differentiation.
+    primitive has leaked out of its differentiation.  An entry keeps only what
+    its pullbacks read (:mod:`autodiff._residuals`), unless ``keeps_all``.
     """
 
-    __slots__ = ("level", "entries", "residuals", "active", "done", "protected", "__weakref__")
+    __slots__ = ("level", "entries", "residuals", "active", "done", "protected", "keeps_all", "__weakref__")
 
     def __init__(self, level):
         self.level = level
@@ -36,6 +37,7 @@ class Tape:
         self.active = True
         self.done = False  # released: nothing reads its arrays any more
         self.protected = {}  # id(array) -> its base buffer, for every array this tape reads
+        self.keeps_all = False  # linearize's JVP rules and autodiff.trace's listing read every value
 
 
 class Traced:
@@ -81,17 +83,21 @@ def current_level():
 
 
 class open_tape:
-    """Context manager: open a tape at the next level of this thread."""
+    """Context manager: open a tape at the next level of this thread (a ``kind`` of :class:`Tape`)."""
 
-    __slots__ = ("tape",)
+    __slots__ = ("tape", "kind")
+
+    def __init__(self, kind=Tape):
+        self.kind = kind
 
     def __enter__(self):
         level = current_level() + 1
         _state.level = level
-        self.tape = Tape(level)
+        self.tape = self.kind(level)
         tracer = _state.__dict__.get("tracer")  # this thread's; no AttributeError raised and caught when unset
         if tracer is not None:
             tracer.tapes.append(self.tape)
+            self.tape.keeps_all = True
         return self.tape
 
     def __exit__(self, kind, value, traceback):

@@ -28,7 +28,8 @@ from ._batching import batch_through
 from ._containers import register_container, register_leaf
 from ._forward import jvp_via_ad
 from ._jvp_rules import _jvp_rules, checked_jvp, joint_jvp, linear_jvp, per_argument_jvp
-from ._primitive import Primitive, ResidualRule, _forwards, _rules, joint_rule, per_argument_rule
+from ._primitive import Primitive, ResidualRule, _forwards, _plans, _rules, joint_rule, per_argument_rule
+from ._residuals import Plan
 from ._rule_checks import RuleWarning, check_rules, guarded, value_of
 from ._structural import Tangent
 from ._tangents import NoTangent, Thunk, ZeroTangent, add_tangents, unthunk
@@ -62,7 +63,7 @@ def primitive(fun, name=None):
     return Primitive(fun, name)
 
 
-def defvjp(prim, *vjps, check=None):
+def defvjp(prim, *vjps, check=None, reads=None):
     """Register one pullback per positional argument of ``prim``.
 
     ``vjps[i](g, ans, *args, **kwargs)`` returns the cotangent of argument
@@ -80,6 +81,17 @@ def defvjp(prim, *vjps, check=None):
     derivative would silently be zero, warns with a :class:`RuleWarning`
     (see :mod:`autodiff._rule_checks`).
 
+    A recorded entry keeps only what its pullbacks read (``ans``, arguments),
+    read off their code: a parameter a pullback never names is not kept.
+    ``reads`` (one string per pullback, naming its parameters from ``ans`` on)
+    says what each reads in full, when it reads the others only for their shape
+    and dtype (``shape_of(x)``, ``dtype_of(x)``, ``unbroadcast(g, x)``): those
+    are kept as stand-ins carrying just that (:mod:`autodiff._residuals`).
+    ``defvjp(multiply, lambda g, ans, x, y: unbroadcast(g * y, x), ..., reads=("y", "x"))``
+    keeps ``2.0`` alone from ``x * 2.0``.  A rule defined outside autodiff
+    keeps everything unless it declares ``reads`` with ``check=False`` (a
+    gradcheck at its first call reads every value).
+
     >>> import numpy as np
     >>> import autodiff
     >>> wrong = primitive(np.sin, "wrong_sin")
@@ -89,22 +101,34 @@ def defvjp(prim, *vjps, check=None):
     autodiff._gradcheck.GradcheckError: wrong_sin: its rule fails gradcheck at its first call ...(order 1, eps 1e-06)
     """
     rule = per_argument_rule(prim.__name__, vjps)
-    _rules[prim] = guarded(prim, rule, check, vjps, sys._getframe(1).f_globals.get("__name__", ""))
+    _register(prim, rule, guarded(prim, rule, check, vjps, sys._getframe(1).f_globals.get("__name__", "")),
+              lambda: Plan(vjps, reads, 1), reads is not None and check is False)
 
 
-def defvjp_joint(prim, pullback, check=None):
+def _register(prim, rule, registered, plan, declared):
+    """Register ``prim``'s rule, and what its pullbacks read: autodiff's own rules always, any other only when
+    it declares ``reads=`` with ``check=False`` (a first-call gradcheck reads every value)."""
+    _rules[prim] = registered
+    if registered is rule or declared:
+        _plans[prim] = plan()
+    else:
+        _plans.pop(prim, None)
+
+
+def defvjp_joint(prim, pullback, check=None, reads=None):
     """Register one pullback for all arguments at once.
 
     ``pullback(g, ans, *args, **kwargs)`` returns a sequence with one
     cotangent per positional argument.  Only those of traced arguments are
     used: wrap costly ones in ``Thunk`` so that a constant's is never computed.
-    ``check`` is as for :func:`defvjp`.
+    ``check`` and ``reads`` (one string) are as for :func:`defvjp`.
     """
     rule = joint_rule(pullback)
-    _rules[prim] = guarded(prim, rule, check, pullback, sys._getframe(1).f_globals.get("__name__", ""))
+    _register(prim, rule, guarded(prim, rule, check, pullback, sys._getframe(1).f_globals.get("__name__", "")),
+              lambda: Plan(pullback, reads, 1, joint=True), reads is not None and check is False)
 
 
-def defvjp_fwd_bwd(prim, fwd, bwd):
+def defvjp_fwd_bwd(prim, fwd, bwd, reads=None):
     """Register a forward that hands residuals to its pullback, as JAX's ``custom_vjp`` does.
 
     ``fwd(*args, **kwargs)`` returns ``(value, residuals)``; when ``prim`` is
@@ -116,7 +140,9 @@ def defvjp_fwd_bwd(prim, fwd, bwd):
     nesting ``fwd`` sees traced values of lower levels, and ``bwd`` runs on
     traced cotangents, so write both with differentiable ops.  Forward mode uses
     a JVP rule when one is registered, else pushes through ``bwd`` (running
-    ``fwd`` again for the residuals).
+    ``fwd`` again for the residuals).  The entry keeps the residuals, and of
+    ``ans`` and the arguments what ``bwd`` reads (``reads`` as for
+    :func:`defvjp_joint`).
 
     >>> import numpy as np
     >>> import autodiff
@@ -135,6 +161,7 @@ def defvjp_fwd_bwd(prim, fwd, bwd):
     """
     _forwards[prim] = fwd
     _rules[prim] = ResidualRule(bwd)
+    _plans[prim] = Plan(bwd, reads, 2, joint=True)
 
 
 def defjvp(prim, *jvps):

@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import _primitive
 from .._checks import leaked
-from .._primitive import _forwards, _record
+from .._primitive import _forwards, _plans, _record
 from .._protection import protect, protect_inside
 from .._traced import Traced
 from . import enabled
@@ -30,22 +30,37 @@ def record_fast(prim, tape, args, kwargs):
     if type(first) is Traced and first.tape is tape and (
             len(args) == 1 or (len(args) == 2 and type(args[1]) in _SCALARS)):  # sin(x), x * 0.5
         argvals, parents, argnums, lower = (first.value,) + args[1:], (first.index,), (0,), type(first.value) is Traced
+        constants = False
         if kwargs:
             protect_inside(tape, kwargs)
     else:
         unwrapped = None if kwargs else _unwrap(prim, tape, args)
         if unwrapped is None:
             return _record(prim, tape, args, kwargs)
-        argvals, parents, argnums, lower = unwrapped
+        argvals, parents, argnums, lower, constants = unwrapped
     ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
+    plan, kept_ans, kept_args = _plans.get(prim), ans, argvals
+    if plan is not None and not tape.keeps_all:  # keep what the pullbacks read (_primitive.kept)
+        kept_ans, kept_args = plan.keep(argnums, ans, argvals)
+    if constants:
+        _protect_constants(tape, kept_args, argnums)
     entries = tape.entries
-    entries.append((prim, parents, argnums, ans, argvals, kwargs))
+    entries.append((prim, parents, argnums, kept_ans, kept_args, kwargs))
     return Traced(ans, tape, len(entries) - 1, tape.level)
 
 
+def _protect_constants(tape, kept_args, argnums):
+    """Protect the constant arrays the entry keeps: the pullbacks read them, so no in-place changes until done."""
+    protected = tape.protected
+    for i, a in enumerate(kept_args):
+        if type(a) is np.ndarray and i not in argnums and id(a) not in protected:
+            protect(tape, a)
+
+
 def _unwrap(prim, tape, args):
-    """``_primitive._unwrap`` and whether lower levels remain, or ``None`` for an argument it leaves to it."""
-    argvals, parents, argnums, protected, level, lower = list(args), [], [], tape.protected, tape.level, False
+    """``_primitive._unwrap``, whether lower levels remain and whether a constant is an array; ``None`` for an
+    argument it leaves to the reference."""
+    argvals, parents, argnums, level, lower, constants = list(args), [], [], tape.level, False, False
     for i, a in enumerate(args):
         kind = type(a)
         if kind is Traced:
@@ -58,12 +73,11 @@ def _unwrap(prim, tape, args):
             argnums.append(i)
             argvals[i] = a = a.value
             lower = lower or type(a) is Traced
-        elif kind is np.ndarray:  # a constant the pullback may read: no in-place changes until done
-            if id(a) not in protected:
-                protect(tape, a)
+        elif kind is np.ndarray:
+            constants = True
         elif kind not in _SCALARS:  # nested arrays, subclasses, anything else: the reference
             return None
-    return argvals, parents, argnums, lower
+    return argvals, parents, argnums, lower, constants
 
 
 def install():

@@ -9,6 +9,7 @@ so each pushes a tangent forward through itself.
 import numpy as np
 
 from .._batching import example_shape
+from .._residuals import Like
 from ..extend import Traced, defbatch, deflinear, defvjp, primitive
 from ._batch_helpers import elementwise
 from ._batch_ops import broadcast_to_rule, sum_to_shape_rule
@@ -22,7 +23,7 @@ def dtype_of(x):
         x = x.value
     if type(x) is tuple:  # a primitive's several outputs (slogdet's), read as one array: numpy's promotion
         return np.result_type(*x)
-    return x.dtype if type(x) is np.ndarray else np.result_type(x)
+    return x.dtype if type(x) is np.ndarray or type(x) is Like else np.result_type(x)
 
 
 def _sum_to_shape(g, shape):
@@ -42,8 +43,8 @@ def _broadcast_to(x, shape):
 
 sum_to_shape = primitive(_sum_to_shape, "sum_to_shape")
 broadcast_to = primitive(_broadcast_to, "broadcast_to")
-defvjp(sum_to_shape, lambda g, ans, x, shape: broadcast_to(g, shape_of(x)))
-defvjp(broadcast_to, lambda g, ans, x, shape: sum_to_shape(g, shape_of(x)))
+defvjp(sum_to_shape, lambda g, ans, x, shape: broadcast_to(g, shape_of(x)), reads=("",))  # x for its shape
+defvjp(broadcast_to, lambda g, ans, x, shape: sum_to_shape(g, shape_of(x)), reads=("",))
 deflinear(sum_to_shape)
 defbatch(sum_to_shape, sum_to_shape_rule)
 deflinear(broadcast_to)
@@ -56,7 +57,7 @@ def _cast(x, dtype):
 
 
 cast = primitive(_cast, "cast")
-defvjp(cast, lambda g, ans, x, dtype: cast(g, dtype_of(x)))
+defvjp(cast, lambda g, ans, x, dtype: cast(g, dtype_of(x)), reads=("",))  # x for its dtype
 deflinear(cast)  # complex to real keeps the real part: R-linear too
 defbatch(cast, elementwise(cast))
 
@@ -74,8 +75,9 @@ def as_constant(mask, dtype):
 
 def unbroadcast(g, x):
     """Sum ``g`` down to the shape of ``x`` and cast it to ``x``'s dtype."""
-    if type(g) is np.ndarray and type(x) is np.ndarray and g.shape == x.shape and g.dtype == x.dtype:
-        return g
+    kind = type(x)
+    if type(g) is np.ndarray and (kind is np.ndarray or kind is Like) and g.shape == x.shape and g.dtype == x.dtype:
+        return g  # a Like: what a tape entry keeps of an argument its pullback reads for shape and dtype
     shape, dtype = shape_of(x), dtype_of(x)
     if shape_of(g) != shape:
         g = sum_to_shape(g, shape)

@@ -12,7 +12,8 @@ from ._batch_helpers import elementwise
 from ._broadcast import broadcast_as, dtype_of, unbroadcast
 
 add = primitive(np.add, "add")
-defvjp(add, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(g, y))
+defvjp(add, lambda g, ans, x, y: unbroadcast(g, x), lambda g, ans, x, y: unbroadcast(g, y),
+       reads=("", ""))  # x and y for their shapes only: an entry of x + y keeps no array
 defjvp(add, lambda t, ans, x, y: broadcast_as(t, ans), lambda t, ans, x, y: broadcast_as(t, ans))
 defbatch(add, elementwise(add))
 
@@ -21,6 +22,7 @@ defvjp(
     subtract,
     lambda g, ans, x, y: unbroadcast(g, x),
     lambda g, ans, x, y: unbroadcast(negative(g), y),
+    reads=("", ""),
 )
 defjvp(subtract, lambda t, ans, x, y: broadcast_as(t, ans), lambda t, ans, x, y: broadcast_as(negative(t), ans))
 defbatch(subtract, elementwise(subtract))
@@ -30,6 +32,7 @@ defvjp(
     multiply,
     lambda g, ans, x, y: unbroadcast(multiply(g, y), x),
     lambda g, ans, x, y: unbroadcast(multiply(g, x), y),
+    reads=("y", "x"),  # x * 2.0 keeps 2.0 alone
 )
 deflinear(multiply)
 defbatch(multiply, elementwise(multiply))
@@ -41,6 +44,7 @@ defvjp(
     divide,
     lambda g, ans, x, y: unbroadcast(divide(g, y), x),
     lambda g, ans, x, y: unbroadcast(negative(multiply(g, divide(ans, y))), y),
+    reads=("y", "ans y"),
 )
 defjvp(
     divide,

@@ -35,7 +35,7 @@ def _is_basic(index):
 
 
 scatter_add = primitive(_scatter_add, "scatter_add")
-defvjp(getitem, lambda g, ans, x, index: scatter_add(g, shape_of(x), dtype_of(x), index))
+defvjp(getitem, lambda g, ans, x, index: scatter_add(g, shape_of(x), dtype_of(x), index), reads=("index",))
 defvjp(scatter_add, lambda g, ans, h, shape, dtype, index: getitem(g, index))
 deflinear(getitem)
 defbatch(getitem, getitem_rule)

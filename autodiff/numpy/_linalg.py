@@ -82,13 +82,13 @@ def _drop_last(a):
     return reshape(a, shape_of(a)[:-1])
 
 
-defvjp(matmul, _matmul_vjp_x, _matmul_vjp_y)
+defvjp(matmul, _matmul_vjp_x, _matmul_vjp_y, reads=("y", "x"))  # each reads the other, and itself for its shape
 deflinear(matmul)  # one matmul per argument with a tangent: (x + tx)(y + ty) - xy, to first order
 defbatch(matmul, matmul_rule)
 defvjp(matmul_nt, lambda g, ans, a, b: unbroadcast(matmul(g, b), a),  # a bᵀ: g b and gᵀ a
-       lambda g, ans, a, b: unbroadcast(matmul_tn(g, a), b))
+       lambda g, ans, a, b: unbroadcast(matmul_tn(g, a), b), reads=("b", "a"))
 defvjp(matmul_tn, lambda g, ans, a, b: unbroadcast(matmul_nt(b, g), a),  # aᵀ b: b gᵀ and a g
-       lambda g, ans, a, b: unbroadcast(matmul(a, g), b))
+       lambda g, ans, a, b: unbroadcast(matmul(a, g), b), reads=("b", "a"))
 deflinear(matmul_nt)
 deflinear(matmul_tn)
 defbatch(matmul_nt, lambda level, args, bdims, kwargs: matmul_rule(  # as matmul: one GEMM over folded rows

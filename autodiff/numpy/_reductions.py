@@ -47,7 +47,8 @@ def _sum(x, axis=None, keepdims=False, dtype=None):
 
 
 sum = ArrayLikeFirst(_sum, "sum")  # noqa: A001 - mirrors numpy's name
-defvjp(sum, lambda g, ans, x, axis=None, keepdims=False, dtype=None: expand_reduced(g, x, axis, keepdims))
+defvjp(sum, lambda g, ans, x, axis=None, keepdims=False, dtype=None: expand_reduced(g, x, axis, keepdims),
+       reads=("axis keepdims",))  # x for its shape
 deflinear(sum)
 defbatch(sum, reduction(sum))
 

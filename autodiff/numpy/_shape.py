@@ -14,7 +14,7 @@ def _reshape(x, shape, order="C"):
 
 
 reshape = primitive(_reshape, "reshape")
-defvjp(reshape, lambda g, ans, x, shape, order="C": reshape(g, shape_of(x), order=order))
+defvjp(reshape, lambda g, ans, x, shape, order="C": reshape(g, shape_of(x), order=order), reads=("order",))
 deflinear(reshape)
 defbatch(reshape, reshape_rule)
 
@@ -24,7 +24,7 @@ def _transpose(x, axes=None):
 
 
 transpose = primitive(_transpose, "transpose")
-defvjp(transpose, lambda g, ans, x, axes=None: transpose(g, _inverse(axes, len(shape_of(x)))))
+defvjp(transpose, lambda g, ans, x, axes=None: transpose(g, _inverse(axes, len(shape_of(x)))), reads=("axes",))
 deflinear(transpose)
 defbatch(transpose, transpose_rule)
 
