@@ -116,6 +116,8 @@ CASES = [
      _numpy_style(lambda xp, x: xp.linalg.norm(x)), (np.zeros(2),), "hvp"),
     ("Hessian of `norm(x) ** 2` at 0, `H v`", "x = [0, 0], v = [1, 1]",
      _numpy_style(lambda xp, x: xp.linalg.norm(x) ** 2), (np.zeros(2),), "hvp"),
+    ("Hessian of `abs(x) ** 2` at 0, `H v`", "x = 0, v = 1",
+     _numpy_style(lambda xp, x: xp.abs(x) ** 2), (0.0,), "hvp"),
     ("Hessian of `std(x) ** 2` (= `var(x)`), `H v`", "x = [1, 1], v = [1, -1]",
      _STD_SQUARED, (np.ones(2),), np.array([1.0, -1.0])),
     ("`sqrt(x)` at 0", "x = 0", _numpy_style(lambda xp, x: xp.sqrt(x)), (0.0,), "grad"),
