@@ -122,7 +122,7 @@ def _truth_or_all_nan(got, truth):
 @pytest.mark.parametrize("mode", FIRST)
 @pytest.mark.parametrize("name", sorted(EUCLIDEAN))
 def test_first_order_at_the_kink_is_the_subgradient_zero(name, mode):
-    f, x = (EUCLIDEAN[name][:2] if name in EUCLIDEAN else PIECEWISE_LINEAR[name])
+    f, x = EUCLIDEAN[name][:2]
     np.testing.assert_array_equal(FIRST[mode](f)(x), np.zeros_like(x))
 
 
@@ -180,7 +180,7 @@ def _away(x):
 
 @pytest.mark.parametrize("name", sorted(EUCLIDEAN))
 def test_every_spelling_away_from_the_kink_passes_gradcheck_to_second_order(name):
-    f, x = (EUCLIDEAN[name][:2] if name in EUCLIDEAN else PIECEWISE_LINEAR[name])
+    f, x = EUCLIDEAN[name][:2]
     x = _away(x)
     assert gradcheck(f, x, order=2)
     v = np.random.default_rng(1).standard_normal(np.shape(x))
@@ -242,7 +242,7 @@ torch_cases = {
     "norm(x, inf)": (lambda t: lambda x: t.linalg.vector_norm(x, float("inf")), Z3),
     "std": (lambda t: lambda x: t.std(x, correction=0), CONST),
 }
-OURS = {name: (EUCLIDEAN[name] if name in EUCLIDEAN else PIECEWISE_LINEAR[name])[0] for name in torch_cases}
+OURS = {name: EUCLIDEAN[name][0] for name in torch_cases}
 
 
 @pytest.mark.parametrize("name", sorted(torch_cases))
