@@ -225,25 +225,22 @@ defbatch(sign, elementwise(sign))
 def _absolute_vjp(g, ans, x):
     """``sign(x)`` for real ``x``; ``conj(z)/|z|`` for complex ``z`` (JAX's convention), 0 at z = 0.
 
-    Either way ``|x|`` is a Euclidean norm, of one real or of ``(re, im)``: its higher derivatives at 0 are
-    NaN (``_kinks``: ``abs_slope`` and ``inverse_norm``).
+    A complex ``|z|`` is ``hypot(re, im)``, a Euclidean norm: its higher derivatives at 0 are NaN (``_kinks``).
     """
-    from ._kinks import abs_slope, inverse_norm
-
     if not _is_complex(x):
-        return multiply(g, abs_slope(x))
+        return multiply(g, sign(x))
     from ._complex import conj
+    from ._kinks import inverse_norm
 
     return multiply(g, multiply(conj(x), inverse_norm(ans)))
 
 
 def _absolute_jvp(t, ans, x):
     """``sign(x) t`` for real ``x``; ``Re(conj(z) t)/|z|`` for complex ``z``, 0 at z = 0."""
-    from ._kinks import abs_slope, inverse_norm
-
     if not _is_complex(x):
-        return multiply(t, abs_slope(x))
+        return multiply(t, sign(x))
     from ._complex import conj, real
+    from ._kinks import inverse_norm
 
     return multiply(real(multiply(conj(x), t)), inverse_norm(ans))
 

@@ -77,25 +77,3 @@ def _root_slope(ans, p):
 defvjp(root, lambda g, ans, s, p=2.0: multiply(g, _root_slope(ans, p)))
 defjvp(root, lambda t, ans, s, p=2.0: multiply(t, _root_slope(ans, p)))
 defbatch(root, elementwise(root))
-
-
-def _zero_or_nan(x):
-    """The constant 0, NaN where ``x == 0``: the derivative of ``sign(x)``, a jump there with no value."""
-    return as_constant(where(np.equal(value_of(x), 0), np.nan, 0.0), dtype_of(x))
-
-
-abs_slope = primitive(np.sign, "abs_slope")
-"""``sign(x)``, the slope of a real ``|x|``: 0 at 0 (the subgradient of least norm), with derivative 0 away
-from 0 and NaN at 0.  ``|x|`` is the one-element Euclidean norm, so its higher derivatives at 0 are NaN as a
-norm's are: ``abs(x) ** 2`` is the smooth ``x ** 2``, whose second derivative 2 a finite ``abs''(0)`` would
-turn into 0 (design.md section 11).  ``sign`` itself stays piecewise constant, with derivative 0.
-
->>> import autodiff, autodiff.numpy as anp
->>> float(autodiff.grad(lambda x: anp.abs(x) ** 2)(3.0)), float(autodiff.grad(autodiff.grad(anp.abs))(3.0))
-(6.0, 0.0)
->>> float(autodiff.grad(autodiff.grad(lambda x: anp.abs(x) ** 2))(0.0))
-nan
-"""
-defvjp(abs_slope, lambda g, ans, x: multiply(g, _zero_or_nan(x)))
-defjvp(abs_slope, lambda t, ans, x: multiply(t, _zero_or_nan(x)))
-defbatch(abs_slope, elementwise(abs_slope))

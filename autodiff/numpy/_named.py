@@ -20,8 +20,8 @@ from . import linalg as _linalg
 from ._binary import maximum
 from ._broadcast import cast, dtype_of
 from ._complex import conj, real
-from ._elementwise import absolute, divide, multiply, where
-from ._kinks import abs_slope, inverse_norm
+from ._elementwise import absolute, divide, multiply, sign, where
+from ._kinks import inverse_norm
 from ._nondiff import NONDIFF
 
 
@@ -46,11 +46,11 @@ def _conj(x):
 def _modulus_slope(x):
     """``d|x|`` as a cotangent: ``sign(x)`` for real ``x``, ``conj(z) / |z|`` for complex ``z``, 0 at 0.
 
-    ``|x|`` is a Euclidean norm, of one real or of ``(re, im)``, so its higher derivatives at 0 are NaN, as
-    ``abs``'s and ``hypot``'s (:mod:`._kinks`).
+    A complex ``|z|`` is a Euclidean norm of ``(re, im)``, so its higher derivatives at 0 are NaN, as
+    ``abs``'s and ``hypot``'s (:mod:`._kinks`); a real ``|x|`` is piecewise linear, with second derivative 0.
     """
     if dtype_of(x).kind != "c":
-        return abs_slope(x)
+        return sign(x)
     return multiply(conj(x), inverse_norm(absolute(x)))
 
 

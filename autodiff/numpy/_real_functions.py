@@ -10,14 +10,13 @@ import numpy as np
 from ..extend import defbatch, defjvp, defvjp, primitive
 from ._batch_helpers import elementwise
 from ._broadcast import broadcast_as, unbroadcast
-from ._elementwise import exp, multiply, subtract
-from ._kinks import abs_slope
+from ._elementwise import exp, multiply, sign, subtract
 
 _LN2 = math.log(2.0)  # a Python float, so float32 pullbacks stay float32
 
 fabs = primitive(np.fabs, "fabs")
-defvjp(fabs, lambda g, ans, x: multiply(g, abs_slope(x)))  # NaN higher derivatives at 0, as abs's (_kinks)
-defjvp(fabs, lambda t, ans, x: multiply(t, abs_slope(x)))
+defvjp(fabs, lambda g, ans, x: multiply(g, sign(x)))
+defjvp(fabs, lambda t, ans, x: multiply(t, sign(x)))
 defbatch(fabs, elementwise(fabs))
 fabs.__doc__ = """The absolute value of real ``x``, as a float (integers included).
 
