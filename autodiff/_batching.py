@@ -42,8 +42,25 @@ class Batch:
                 if a.tape is not self:
                     raise escaped(prim.__name__, a.tape)
                 values[i], bdims[i] = a.value, 0
-        out, bdim = _checked(prim, self, batch_rule_of(prim, self, args, kwargs)(self, values, bdims, kwargs))
+        rule = batch_rule_of(prim, self, args, kwargs)
+        if self.size:
+            result = rule(self, values, bdims, kwargs)
+        else:
+            result = _over_no_examples(prim, rule, self, values, bdims, kwargs)
+        out, bdim = _checked(prim, self, result)
         return out if bdim is None else batched(out, self)
+
+
+def _over_no_examples(prim, rule, level, values, bdims, kwargs):
+    """A batching rule over an empty batch, or, when it cannot run on 0 examples (scipy refuses empty stacks),
+    what the loop over no examples gives: one example's result shapes, 0 of them (issue 36: a batch of 0 works
+    wherever a batch of 1 does)."""
+    from ._batch_rules import loop  # _batch_rules imports this module
+
+    try:
+        return rule(level, values, bdims, kwargs)
+    except (ValueError, IndexError, TypeError):
+        return loop(prim, level, values, bdims, kwargs)
 
 
 def _checked(prim, level, result):

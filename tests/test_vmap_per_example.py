@@ -142,21 +142,9 @@ def _parts(out):
     return out if type(out) is tuple else (out,)
 
 
-# autodiff.scipy's batching rules (not this change's files): scipy's own functions refuse zero-size batches
-# (solve_triangular, which the multivariate densities call, lu_factor, logm; logsumexp over a tuple of axes), and
-# the signal and odeint rules reshape with -1.  Strict: each fails today, and the test says so when fixed.
-SCIPY_EMPTY_BATCH = {
-    "stats.multivariate_normal.logpdf", "stats.multivariate_normal.logpdf diagonal",
-    "stats.multivariate_t.logpdf", "linalg.solve_triangular", "linalg.cho_solve", "linalg.lu_factor",
-    "linalg.lu_solve", "linalg.logm", "signal.convolve", "signal.correlate", "signal.convolve2d and correlate2d",
-    "integrate.odeint",
-}
-TABLE = [pytest.param(op, marks=pytest.mark.xfail(strict=True, reason="autodiff.scipy over 0 examples"))
-         if op.name in SCIPY_EMPTY_BATCH else op for op in OPS if op.name != "special.logsumexp"]
+TABLE = [op for op in OPS if op.name != "special.logsumexp"]
 
 
-@pytest.mark.xfail(strict=True, raises=IndexError, reason="scipy.special.logsumexp over a tuple of axes of an "
-                   "empty array (autodiff.scipy's rule passes one: every axis of an example)")
 def test_scipy_logsumexp_over_an_empty_batch():
     """Out of the table, whose draws reach this case only with axis=None; its other cases pass."""
     from autodiff.scipy import special

@@ -193,7 +193,7 @@ def _odeint_batch(level, args, bdims, kwargs):
     start = y0 if bdims[1] is not None else broadcast_to(y0, (size, n))
     field = _batched_field(func, size, n, tuple(bdims[3:]))
     ys = _odeint_p(field, reshape(start, (size * n,)), t, *rest, **kwargs)
-    return moveaxis(reshape(ys, (-1, size, n)), 1, 0), 0
+    return moveaxis(reshape(ys, (shape_of(ys)[0], size, n)), 1, 0), 0  # size may be 0: never -1
 
 
 def _batched_field(func, size, n, arg_axes):

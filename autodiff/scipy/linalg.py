@@ -41,9 +41,37 @@ def _trans_flag(trans):
     return flags[trans]
 
 
+def _empty_stacks(fun):
+    """``fun``, a scipy routine over stacks of matrices (first argument), also given a stack of 0 matrices,
+    which scipy refuses (vmap over an empty batch): it runs on a stack of one identity, the other empty
+    arguments made one example of zeros, and keeps 0 of each result, the shapes a loop over no matrices stacks."""
+
+    def run(a, *rest, **kwargs):
+        batch = np.shape(a)[:-2]
+        if 0 not in batch:
+            return fun(a, *rest, **kwargs)
+        one = np.broadcast_to(np.eye(np.shape(a)[-1], dtype=a.dtype), tuple(max(d, 1) for d in batch) + a.shape[-2:])
+        rest = [np.zeros(tuple(max(d, 1) for d in np.shape(r)), np.result_type(r)) if np.size(r) == 0 else r
+                for r in rest]
+        keep = tuple(slice(0, 0) if d == 0 else slice(None) for d in batch)
+        out = fun(one, *rest, **kwargs)
+        return tuple(o[keep] for o in out) if type(out) in (tuple, list) else out[keep]
+
+    return run
+
+
 def _solve_triangular(a, b, trans, lower, unit_diagonal):
     refuse_complex("autodiff.scipy.linalg.solve_triangular", a, b)
+    if np.size(a) == 0 or np.size(b) == 0:  # scipy refuses empty stacks (vmap over an empty batch)
+        return np.zeros(_solved_shape(np.shape(a), np.shape(b)), np.result_type(a, b, 1.0))
     return sl.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
+
+
+def _solved_shape(a, b):
+    """The shape of ``x`` in ``a x = b`` for a stack of matrices ``a``: ``b`` one vector, or matrices."""
+    if len(b) == 1:
+        return a[:-2] + b
+    return np.broadcast_shapes(a[:-2], b[:-2]) + b[-2:]
 
 
 _solve_triangular_p = primitive(_solve_triangular, "solve_triangular")
@@ -208,7 +236,7 @@ def _row_permutation(piv):
 
 def _pivots(a):
     """scipy's pivots of ``a`` (integers, read without derivatives): one row per matrix, batched under vmap."""
-    return per_example(lambda v: sl.lu_factor(v)[1], a)
+    return per_example(lambda v: _empty_stacks(sl.lu_factor)(v)[1], a)
 
 
 def _permutations(a):
@@ -224,7 +252,7 @@ def _take_rows(x, order):
 
 def _lu_packed(a):
     refuse_complex("autodiff.scipy.linalg.lu_factor", a)
-    return sl.lu_factor(a)[0]
+    return _empty_stacks(sl.lu_factor)(a)[0]
 
 
 _lu_packed_p = primitive(_lu_packed, "lu_factor")
@@ -366,6 +394,7 @@ array([[0.        , 0.        ],
        [0.        , 0.16666667]])
 """
 
+@_empty_stacks
 def _logm(a):
     with warnings.catch_warnings():  # scipy's accuracy estimate is pessimistic on the pullback's block matrices
         warnings.filterwarnings("ignore", "logm result may be inaccurate", RuntimeWarning)

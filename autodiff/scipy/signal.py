@@ -106,9 +106,9 @@ def _pairwise(in1, in2, mode):
     index = sum(_axis_index(d, len(s1), start, length, k) * stride
                 for d, (start, length, k, stride) in enumerate(zip(starts, lengths, s2, strides)))
     windows = getitem(reshape(padded, (shape_of(padded)[0], -1)), (slice(None), np.asarray(index).reshape(-1)))
-    size = int(np.prod(s2))
-    out = einsum("bok,bk->bo", reshape(windows, (-1, int(np.prod(lengths)), size)), reshape(in2, (-1, size)))
-    return reshape(out, (-1,) + tuple(lengths))
+    size, batch = int(np.prod(s2)), shape_of(padded)[0]  # the batch by its size, which may be 0: never -1
+    out = einsum("bok,bk->bo", reshape(windows, (batch, int(np.prod(lengths)), size)), reshape(in2, (batch, size)))
+    return reshape(out, (batch,) + tuple(lengths))
 
 
 def _axis_index(d, ndim, start, length, k):
