@@ -15,7 +15,6 @@ from tree_asserts import assert_same_tree
 
 import autodiff
 import autodiff.numpy as anp
-import layers
 from autodiff import _accel
 from autodiff.extend import BatchingWarning
 from autodiff.nn import functional as F
@@ -30,20 +29,9 @@ active = pytest.mark.skipif(not _switch.installed() or not _accel.enabled("onedn
 
 def _resnet18_shapes():
     """``(x shape, w shape, stride, padding)`` of every convolution of the bench's ResNet-18 step (3×32×32, batch 8)."""
-    seen, plain = [], conv.convolve
+    from bench.onednn_threshold import resnet_shapes
 
-    def record(x, w, stride, padding):
-        key = (np.shape(x), np.shape(w), stride, padding)
-        if key not in seen:
-            seen.append(key)
-        return conv.conv2d(x, w, stride, padding)
-
-    conv.convolve = record
-    try:
-        layers.resnet18(10)(np.zeros((8, 3, 32, 32), np.float32))
-    finally:
-        conv.convolve = plain
-    return seen
+    return resnet_shapes(8)
 
 
 EXTRA_SHAPES = [  # strides, paddings, odd and non-square sizes and kernels, one channel, one image
