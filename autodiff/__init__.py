@@ -16,20 +16,20 @@ from ._accel import elementwise as _accel_elementwise
 from ._accel import flatten as _accel_flatten
 from ._accel import record as _accel_record
 from ._accel import reductions as _accel_reductions
+from ._accel.kernels import warmup
 from ._ggn import ggnvp
 from ._ggn_operator import GgnOperator, ggn_operator
-from ._gradcheck import GradcheckError, gradcheck
 from ._hessian import hessian
 from ._higher import hvp, jvp, linearize
 from ._holomorphic import holomorphic_grad
 from ._hvp_operator import HvpOperator, hvp_operator
 from ._jacobian import jacfwd, jacobian, jacrev
-from ._kernels import warmup
 from ._lazy import lazy_names
 from ._remat import remat
-from ._rule_checks import stop_gradient
-from ._show import show, ties
+from ._stop_gradient import stop_gradient
 from ._structural import Tangent
+from ._study.gradcheck import GradcheckError, gradcheck
+from ._study.show import show, ties
 from ._tangents import NoTangent, Thunk, ZeroTangent, unthunk
 from ._transforms import grad, value_and_grad
 from ._vjp import vjp
@@ -55,6 +55,6 @@ __all__ = [
 
 # The study tools load on first use: most programs never call them, and they cost import time.
 __getattr__, __dir__ = lazy_names(__name__, {
-    "compare": "._compare", "Comparison": "._compare", "semantics_table": "._compare_semantics",
-    "explain": "._explain", "Explanation": "._explain",
-    "trace": "._trace", "Trace": "._trace"})
+    "compare": "._study.compare", "Comparison": "._study.compare", "semantics_table": "._study.compare_semantics",
+    "explain": "._study.explain", "Explanation": "._study.explain",
+    "trace": "._study.trace", "Trace": "._study.trace"})

@@ -19,9 +19,9 @@
 25.0
 """
 
+from ._accel.layouts import Layout, LayoutCache, compile_layout
 from ._accel.reductions import known_total
 from ._containers import Node, fields_getter, node_of, registry_version, set_trainable_filter
-from ._layouts import Layout, LayoutCache, compile_layout
 from ._lazy import lazy_names
 from .numpy._named import is_known
 

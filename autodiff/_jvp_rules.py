@@ -42,7 +42,7 @@ def checked_jvp(prim, rule, caller):
     """The JVP rule to register for ``prim`` from module ``caller``: autodiff's own as given (its op tables test
     them); any other checked at each call, so that a tangent of another shape or dtype than the output's is
     refused naming the rule (:func:`autodiff._checks.check_tangent`), before the ops after it broadcast it
-    silently: the pushforward's counterpart of a pullback's check (:mod:`autodiff._rule_checks`)."""
+    silently: the pushforward's counterpart of a pullback's check (:mod:`autodiff._study.rule_checks`)."""
     if caller == "autodiff" or caller.startswith("autodiff."):
         return rule
 

@@ -30,8 +30,9 @@ from ._forward import jvp_via_ad
 from ._jvp_rules import _jvp_rules, checked_jvp, joint_jvp, linear_jvp, per_argument_jvp
 from ._primitive import Primitive, ResidualRule, _forwards, _plans, _rules, joint_rule, per_argument_rule
 from ._residuals import Plan
-from ._rule_checks import RuleWarning, check_rules, guarded, value_of
+from ._stop_gradient import value_of
 from ._structural import Tangent
+from ._study.rule_checks import RuleWarning, check_rules, guarded
 from ._tangents import NoTangent, Thunk, ZeroTangent, add_tangents, unthunk
 from ._traced import Traced
 from ._traced import value_of as _strip_all
@@ -79,7 +80,7 @@ def defvjp(prim, *vjps, check=None, reads=None):
     (``False`` never; ``None`` when :func:`check_rules` is on).  A pullback
     that strips tracing from an argument it needs, so that the second
     derivative would silently be zero, warns with a :class:`RuleWarning`
-    (see :mod:`autodiff._rule_checks`).
+    (see :mod:`autodiff._study.rule_checks`).
 
     A recorded entry keeps only what its pullbacks read (``ans``, arguments),
     read off their code: a parameter a pullback never names is not kept.
@@ -98,7 +99,7 @@ def defvjp(prim, *vjps, check=None, reads=None):
     >>> defvjp(wrong, lambda g, ans, x: g * np.sin(x), check=True)  # should be cos
     >>> autodiff.grad(wrong)(0.5)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    autodiff._gradcheck.GradcheckError: wrong_sin: its rule fails gradcheck at its first call ...(order 1, eps 1e-06)
+    autodiff.GradcheckError: wrong_sin: its rule fails gradcheck at its first call ...(order 1, eps 1e-06)
     """
     rule = per_argument_rule(prim.__name__, vjps)
     _register(prim, rule, guarded(prim, rule, check, vjps, sys._getframe(1).f_globals.get("__name__", "")),

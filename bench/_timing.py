@@ -153,7 +153,7 @@ def own_threads(n):
     user's program's, shared by every lane alike."""
     from threadpoolctl import ThreadpoolController
 
-    from autodiff import _parallel
+    from autodiff._accel import parallel as _parallel
 
     controller = ThreadpoolController()
     numpy_blas = controller.select(filepath=[lib.filepath for lib in controller.lib_controllers

@@ -22,10 +22,10 @@ from ._stats import summary
 # acceleration -> the environment that switches it alone off; None: it has no switch of its own yet
 # (it is off only under AUTODIFF_REFERENCE=1, in the "all of them" row).  Adding one is one line.
 ACCELERATIONS = {
-    "layouts": {"AUTODIFF_LAYOUTS": "0"},  # compiled layouts (autodiff/_layouts.py)
-    "kernels": {"AUTODIFF_KERNELS": "numpy"},  # numba kernels (autodiff/_kernels.py, autodiff/_jit.py)
-    "threads": {"AUTODIFF_THREADS": "1"},  # the kernel thread (autodiff/_parallel.py, layers/_pieces.py)
-    "buffers": {"AUTODIFF_BUFFERS": "0"},  # buffer pools (autodiff/_buffers.py)
+    "layouts": {"AUTODIFF_LAYOUTS": "0"},  # compiled layouts (autodiff/_accel/layouts.py)
+    "kernels": {"AUTODIFF_KERNELS": "numpy"},  # numba kernels (autodiff/_accel/kernels.py, numba_jit.py)
+    "threads": {"AUTODIFF_THREADS": "1"},  # the kernel thread (autodiff/_accel/parallel.py, layers/_pieces.py)
+    "buffers": {"AUTODIFF_BUFFERS": "0"},  # buffer pools (autodiff/_accel/buffers.py)
     "record": {"AUTODIFF_ACCEL_OFF": "record"},  # the unrolled recording (autodiff/_accel/record.py)
     "backward": {"AUTODIFF_ACCEL_OFF": "backward"},  # the unrolled backward pass (autodiff/_accel/backward.py)
     "reductions": {"AUTODIFF_ACCEL_OFF": "reductions"},  # fused model-wide reductions (autodiff/_accel/reductions.py)

@@ -11,7 +11,7 @@ import numpy as np
 
 import autodiff
 import layers
-from autodiff import _parallel
+from autodiff._accel import parallel as _parallel
 from optimisers import Adam, setup, update
 from traversal import fmap, isnumeric, total, trainables
 
@@ -141,7 +141,7 @@ def adam_update(ctx):
 
 def bandwidth(ctx):
     """The norm's effective read bandwidth against one large array read by the same kernel (DRAM-bound)."""
-    from autodiff import _kernels
+    from autodiff._accel import kernels as _kernels
 
     model = parameter_set()
     nbytes = sum(a.nbytes for a in trainables(model))
@@ -157,8 +157,8 @@ def bandwidth(ctx):
 
 
 def kernel_vs_reference(ctx):
-    """Each kernel against its numpy reference from the shared table (``autodiff._kernels.REFERENCE``)."""
-    from autodiff import _kernels
+    """Each kernel against its numpy reference from the shared table (``autodiff._accel.kernels.REFERENCE``)."""
+    from autodiff._accel import kernels as _kernels
 
     x = np.random.default_rng(0).standard_normal(4_000_000).astype(np.float32)
     rows = []

@@ -18,8 +18,8 @@ import numpy as np
 
 import autodiff
 import autodiff.numpy as anp
-from autodiff._compare import format_value
-from autodiff._compare_semantics import referee_cell
+from autodiff._study.compare import format_value
+from autodiff._study.compare_semantics import referee_cell
 from autodiff.extend import defvjp, primitive
 
 PAGE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "semantics.md")

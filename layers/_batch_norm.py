@@ -24,7 +24,7 @@ import math
 import numpy as np
 
 import autodiff.numpy as anp
-from autodiff._jit import Kernel, readonly, writable
+from autodiff._accel.numba_jit import Kernel, readonly, writable
 from autodiff.extend import (
     Thunk,
     ZeroTangent,

@@ -24,8 +24,8 @@ True
 
 import numpy as np
 
-from autodiff import _buffers
-from autodiff._jit import Kernel, readonly, writable
+from autodiff._accel import buffers as _buffers
+from autodiff._accel.numba_jit import Kernel, readonly, writable
 from autodiff.extend import defbatch, deflinear, defvjp, primitive, value_of
 from autodiff.numpy._batch_helpers import fold_leading
 

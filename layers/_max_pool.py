@@ -23,7 +23,7 @@ as in torch.nn.MaxPool2d, and a NaN wins over numbers (the first NaN, as
 
 import numpy as np
 
-from autodiff._jit import Kernel, readonly, writable
+from autodiff._accel.numba_jit import Kernel, readonly, writable
 from autodiff.extend import ZeroTangent, defbatch, defjvp, defvjp, primitive
 from autodiff.numpy._batch_helpers import fold_leading
 

@@ -3,7 +3,7 @@
 The layers' kernels are serial, ``nogil`` loops.  A large call is cut into
 up to :data:`MAX_PIECES` ranges of the first axis (images of a batch, rows of
 a matrix), which the caller and autodiff's one kernel thread take in turn
-(``autodiff._parallel``: no spin-waiting, and the caller takes every piece if
+(``autodiff._accel.parallel``: no spin-waiting, and the caller takes every piece if
 the worker is busy).  The pieces depend only on the size, never on the number
 of threads, so a result is the same with one thread or two.
 ``AUTODIFF_THREADS=1`` keeps everything on the caller's thread.
@@ -16,7 +16,7 @@ of threads, so a result is the same with one thread or two.
 [(0, 10)]
 """
 
-from autodiff import _parallel
+from autodiff._accel import parallel as _parallel
 
 SPLIT_BYTES = 1 << 19  # below this much output, handing work to a thread (tens of µs) does not pay
 MAX_PIECES = 8

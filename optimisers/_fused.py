@@ -6,7 +6,7 @@ them, and ``x - step`` one more: ``update`` of ResNet-18's 11 million float32 pa
 and 29 ms with Descent; with these kernels 21.8 ms with Adam, where torch's ``optim.Adam`` takes 18.7 ms
 (6 fused; bench/kernels.py's ``adam_update``).  Each kernel here reads the
 array, its gradient and its state once and writes the new array and state once, into recycled buffers
-(:mod:`autodiff._buffers`), with the reference's operations in the reference's order and precision, so its
+(:mod:`autodiff._accel.buffers`), with the reference's operations in the reference's order and precision, so its
 results are the reference's to the last bit (``tests/test_optimiser_fused.py``).
 
 :func:`take` is called by ``update``'s walk (:mod:`optimisers._accel`) for the steps of plain C-ordered
@@ -29,8 +29,9 @@ from dataclasses import fields
 
 import numpy as np
 
-from autodiff import _buffers, _parallel
-from autodiff._jit import FAST, Kernel, readonly, writable
+from autodiff._accel import buffers as _buffers
+from autodiff._accel import parallel as _parallel
+from autodiff._accel.numba_jit import FAST, Kernel, readonly, writable
 
 from ._rules import Adam, AdamW, Descent, Momentum, Nesterov, OptimiserChain
 

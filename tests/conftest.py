@@ -19,7 +19,7 @@ def rng():
 
 def pytest_sessionfinish(session, exitstatus):
     """After the whole suite: every kernel may keep at most 4 compiled specialisations."""
-    from autodiff import _kernels
+    from autodiff._accel import kernels as _kernels
 
     too_many = {name: n for name, n in _kernels.signatures().items() if n > 4}
     if too_many:

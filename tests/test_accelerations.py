@@ -257,7 +257,7 @@ def _tanh_inputs():
 
 @pytest.mark.parametrize("case", list(_tanh_inputs()))
 def test_the_tanh_kernel_equals_numpy_to_an_ulp_or_two(case):
-    from autodiff import _kernels
+    from autodiff._accel import kernels as _kernels
 
     if _kernels.load_now("tanh_into") is None:
         pytest.skip("numba kernels are off (AUTODIFF_KERNELS=numpy, NUMBA_DISABLE_JIT=1 or AUTODIFF_REFERENCE=1)")

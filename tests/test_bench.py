@@ -81,7 +81,7 @@ def test_a_race_alternates_the_order_and_runs_torchs_twin_on_one_thread_then_res
 
 
 def test_ours_one_thread_twin_limits_numpys_blas_and_our_kernel_thread_then_restores_both():
-    from autodiff import _parallel
+    from autodiff._accel import parallel as _parallel
     from bench._timing import ours_one_thread
 
     try:
@@ -252,7 +252,7 @@ def test_a_row_is_noisy_when_others_used_the_cpu_and_its_goal_is_then_not_judged
 
 
 def test_a_busy_machine_holds_every_pool_at_one_thread_and_times_one_call_per_lane_without_a_verdict():
-    from autodiff import _parallel
+    from autodiff._accel import parallel as _parallel
 
     torch, busy = _FakeTorch(), _noise.Interference(others=1.0, wall=1.0)
     kernel_threads = _parallel._threads
@@ -277,7 +277,7 @@ def test_a_context_made_by_hand_ignores_the_machines_load_so_tests_of_the_rounds
 
 
 def test_a_busy_machine_is_named_before_anything_runs_and_the_threads_are_given_back(monkeypatch, capsys):
-    from autodiff import _parallel
+    from autodiff._accel import parallel as _parallel
 
     kernel_threads = _parallel._threads
     monkeypatch.setattr(_noise, "sample", lambda seconds=0.5: _noise.Interference(others=0.9, wall=0.5))

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import autodiff
-from autodiff import _buffers
+from autodiff._accel import buffers as _buffers
 from traversal import total
 
 
@@ -62,7 +62,7 @@ def test_a_freed_large_array_is_handed_out_again():
 
 @pytest.mark.parametrize("env", [{"AUTODIFF_BUFFERS": "0"}, {"AUTODIFF_REFERENCE": "1"}])
 def test_the_pool_can_be_switched_off(env):
-    code = ("import numpy as np; from autodiff import _buffers\n"
+    code = ("import numpy as np; from autodiff._accel import buffers as _buffers\n"
             "a = _buffers.empty((512, 1024), np.float32); a_id = id(a); del a\n"
             "print(_buffers.POOLING, len(_buffers._pool))")
     out = subprocess.run([sys.executable, "-c", code], env={**os.environ, **env}, check=True, capture_output=True,

@@ -60,11 +60,12 @@ def test_semantics_table_builds_a_row_per_case_with_kinks_as_their_sides():
     assert lines[0] == "| case | at | autodiff | PyTorch | finite differences |" and len(lines) == 2 + len(cases)
     abs_row = [cell.strip() for cell in lines[2].strip("|").split("|")]
     c = table.comparisons[0][1]
-    assert abs_row[2:4] == [autodiff._compare_export.format_value(c.results[s].grad) for s in ("autodiff", "torch")]
+    fmt = autodiff._study.compare_export.format_value
+    assert abs_row[2:4] == [fmt(c.results[s].grad) for s in ("autodiff", "torch")]
     left, right = c.results["finite differences"].left[0], c.results["finite differences"].right[0]
     assert abs_row[4] == f"no derivative: left {left:.1f}, right {right:.1f}"
     assert "[(left 0.0, right 1.0), 1.0]" in lines[3]
     norm = table.comparisons[2][1]
-    assert autodiff._compare_export.format_value(norm.results["torch"].hvp) in lines[4]
+    assert autodiff._study.compare_export.format_value(norm.results["torch"].hvp) in lines[4]
     assert set(table.to_dict()) == {name for name, *_ in cases}
     assert r"\begin{tabular}" in table.to_latex() and table.to_text().startswith("case")

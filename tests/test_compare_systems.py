@@ -89,7 +89,7 @@ def test_autograd_is_a_column_where_installed_and_listed_with_its_install_where_
     c = compare(lambda xp, x: xp.sum(xp.sin(x) * x), x0, against=("autograd",))
     expected = autograd.grad(lambda x: autograd.numpy.sum(autograd.numpy.sin(x) * x))(x0)
     assert np.allclose(c.results["autograd"].grad[0], expected) and c.verdict("autograd") == "="
-    import autodiff._compare_systems as systems
+    import autodiff._study.compare_systems as systems
 
     monkeypatch.setattr(systems, "_MODULES", {**systems._MODULES, "autograd": "autograd_not_installed_here"})
     gone = compare(lambda xp, x: xp.sum(x), x0, against=("autograd",))

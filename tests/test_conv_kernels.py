@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 import autodiff
 import autodiff.numpy as anp
-from autodiff import _jit, _parallel
+from autodiff._accel import numba_jit as _jit
+from autodiff._accel import parallel as _parallel
 from autodiff.nn import functional as F
 from layers import AvgPool2d, BatchNorm, Chain, Conv2d, Dense, MaxPool2d, _pieces, global_avg_pool
 from layers import _batch_norm as bn

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis_policy import DERANDOMIZE
 
-from autodiff import _kernels as K
+from autodiff._accel import kernels as K
 
 _OFF = "numba kernels are off (AUTODIFF_KERNELS=numpy, NUMBA_DISABLE_JIT=1 or AUTODIFF_REFERENCE=1)"
 shapes = st.lists(st.integers(0, 5), min_size=0, max_size=3).map(tuple)
@@ -97,7 +97,7 @@ def test_unwritable_package_folder_compiles_without_cache_and_without_warnings()
         real_access = os.access
         os.access = lambda path, mode: False if mode == os.W_OK else real_access(path, mode)
         import numpy as np
-        from autodiff import _kernels as K
+        from autodiff._accel import kernels as K
         assert K._cache_allowed() is False
         assert K.reduce("sumsq", np.ones(10, np.float32)) == 10.0
         assert K.load_now("sumsq") is not None
@@ -111,7 +111,7 @@ def test_disable_jit_and_forced_numpy():
     for env in ({"NUMBA_DISABLE_JIT": "1"}, {"AUTODIFF_KERNELS": "numpy"}):
         done = _python("""
             import numpy as np
-            from autodiff import _kernels as K
+            from autodiff._accel import kernels as K
             assert K.kernel("sumsq") is None
             print(K.reduce("sumsq", np.ones(10, np.float32)))
         """, **env)
@@ -221,7 +221,7 @@ def test_first_call_runs_numpy_while_the_kernel_loads_in_the_background():
     done = _python("""
         import sys, threading
         import numpy as np
-        from autodiff import _kernels as K
+        from autodiff._accel import kernels as K
         x = np.arange(1000, dtype=np.float32)
         assert K.reduce("sumsq", x) == K.REFERENCE["sumsq"](x)  # answered before numba was imported
         assert K.kernel("sumsq") is None or "numba" in sys.modules
@@ -241,7 +241,7 @@ def test_missing_numba_falls_back_to_numpy():
         import sys
         sys.modules["numba"] = None  # an import of numba now fails
         import numpy as np
-        from autodiff import _kernels as K
+        from autodiff._accel import kernels as K
         assert K.load_now("sumsq") is None
         print(K.reduce("sumsq", np.ones(10, np.float32)))
     """)

@@ -26,7 +26,7 @@ def _fresh_layouts():
 
 
 def _skip_without_layouts():
-    from autodiff import _layouts
+    from autodiff._accel import layouts as _layouts
 
     if not _layouts.ENABLED:
         pytest.skip("compiled layouts are off (AUTODIFF_LAYOUTS=0 or AUTODIFF_REFERENCE=1)")
@@ -160,7 +160,7 @@ def test_a_stream_of_new_structures_stops_compiling():
 
 
 def test_second_order_through_compiled_layouts_matches_generic_walks(monkeypatch):
-    from autodiff import _layouts
+    from autodiff._accel import layouts as _layouts
     from traversal import total
 
     def loss(m):

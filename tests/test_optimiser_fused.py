@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import autodiff
-from autodiff import _jit, _parallel
+from autodiff._accel import numba_jit as _jit
+from autodiff._accel import parallel as _parallel
 from optimisers import (
     Adam,
     AdamW,

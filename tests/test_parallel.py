@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import autodiff
-from autodiff import _parallel
+from autodiff._accel import parallel as _parallel
 from traversal import total
 
 

@@ -23,7 +23,7 @@ def _fresh_readers():
 
 def _compiled(model):
     """``parameters(model)`` after its structure has been compiled (and checked to have been)."""
-    from autodiff import _layouts
+    from autodiff._accel import layouts as _layouts
 
     if not _layouts.ENABLED:
         pytest.skip("compiled readers (compiled layouts) are off (AUTODIFF_LAYOUTS=0 or AUTODIFF_REFERENCE=1)")

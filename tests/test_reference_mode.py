@@ -20,9 +20,14 @@ import autodiff
 import autodiff.numpy as anp
 import layers
 import optimisers
-from autodiff import _accel, _backward, _buffers, _jit, _kernels, _layouts, _parallel, _primitive
+from autodiff import _accel, _backward, _primitive
+from autodiff._accel import buffers as _buffers
 from autodiff._accel import elementwise as _accel_elementwise
 from autodiff._accel import flatten as _accel_flatten
+from autodiff._accel import kernels as _kernels
+from autodiff._accel import layouts as _layouts
+from autodiff._accel import numba_jit as _jit
+from autodiff._accel import parallel as _parallel
 from autodiff._accel import reductions as _accel_reductions
 from autodiff._trees import leaves
 from autodiff.numpy import _batch_ops

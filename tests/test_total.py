@@ -218,7 +218,7 @@ _MATRICES = lambda n: getattr(n, "ndim", 0) == 2  # noqa: E731
 @pytest.mark.parametrize("layouts", [False, True])
 @pytest.mark.parametrize("f", [autodiff.sumsq, sumsq], ids=["known reduction", "any f"])
 def test_only_tests_the_parameters_themselves_as_well_as_their_containers(monkeypatch, layouts, f):
-    from autodiff import _layouts
+    from autodiff._accel import layouts as _layouts
 
     monkeypatch.setattr(_layouts, "ENABLED", layouts)
     model = _mlp()

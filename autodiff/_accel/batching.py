@@ -4,8 +4,8 @@ Per-example weight gradients are batched outer products ``xᵀg``, ``(B, n, 1) @
 784-128 layer at batch 64 that is 51 MB written per call, and a fresh array of that size costs more in
 page faults than the products themselves.  When both operands are plain float arrays (no ``grad``
 around the ``vmap`` records them), this writes the broadcast product into an array from
-:mod:`autodiff._buffers` (recycled once nothing refers to it, as torch's caching allocator does), the
-examples shared between the caller and :mod:`autodiff._parallel`'s worker.  Anything else goes to the
+:mod:`autodiff._accel.buffers` (recycled once nothing refers to it, as torch's caching allocator does), the
+examples shared between the caller and :mod:`autodiff._accel.parallel`'s worker.  Anything else goes to the
 reference, ``autodiff.numpy._batch_ops._batched_outer`` (a ``multiply``).  Plugs in as
 ``autodiff.numpy._batch_ops.batched_outer``; off under ``AUTODIFF_REFERENCE=1`` or with ``batching`` in
 ``AUTODIFF_ACCEL_OFF``.
@@ -18,9 +18,10 @@ True
 
 import numpy as np
 
-from .. import _buffers, _parallel
 from ..numpy import _batch_ops
+from . import buffers as _buffers
 from . import enabled
+from . import parallel as _parallel
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 PIECE_BYTES = 1 << 20  # about this much output per piece shared between the two threads

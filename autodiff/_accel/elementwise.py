@@ -2,7 +2,7 @@
 
 Where numpy's SIMD dispatch stops short of AVX-512 (AVX2 machines), its float64 ``tanh`` calls the C
 library's once per value: about 35 ns a value on an AMD EPYC VM, where its ``exp`` takes 8 and torch's
-``tanh`` 5.  The kernel ``tanh_into`` (:mod:`autodiff._kernels`) computes it from
+``tanh`` 5.  The kernel ``tanh_into`` (:mod:`autodiff._accel.kernels`) computes it from
 ``exp`` and ``expm1`` in about 15 ns, within an ulp or two of numpy's (tested against it, signed zeros,
 infinities, NaN and subnormals included).  Arrays under ``MIN_SIZE`` values, other dtypes (numpy's float32
 ``tanh`` is vectorised), and calls with ``out=`` or other arguments stay with numpy, as does everything under
@@ -18,9 +18,9 @@ True
 
 import numpy as np
 
-from .. import _kernels
 from ..numpy import _elementwise
 from . import enabled
+from . import kernels as _kernels
 
 MIN_SIZE = 256  # below this numpy's per-call cost is less than the kernel call's
 

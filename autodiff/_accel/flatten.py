@@ -2,13 +2,14 @@
 
 The reference ``_trees.walk_flatten`` visits every node of an argument on each call to ``grad``.  A training
 loop passes the same structure every step, so after two walks of a root type this reads the leaves with the
-straight-line code of a :mod:`compiled layout <autodiff._layouts>`, which checks the structure on the way
+straight-line code of a :mod:`compiled layout <autodiff._accel.layouts>`, which checks the structure on the way
 and returns ``None`` if it changed (then the walk runs, and is learnt).  The treedef it returns rebuilds with
 generated code too.  Off under ``AUTODIFF_REFERENCE=1`` or ``AUTODIFF_LAYOUTS=0``.
 """
 
-from .. import _layouts, _trees
+from .. import _trees
 from .._containers import registry_version, trainable_filter, trainable_filter_version
+from . import layouts as _layouts
 
 LAYOUTS = _layouts.LayoutCache(version=lambda: (registry_version(), trainable_filter_version()))  # newest first
 

@@ -21,7 +21,6 @@ import math
 
 import numpy as np
 
-from .. import _buffers, _kernels, _parallel
 from .._batching import batch_through
 from .._traced import Tape, _state
 from ..extend import (
@@ -41,7 +40,10 @@ from ..numpy import _named, _reductions
 from ..numpy import linalg as _linalg
 from ..numpy._broadcast import cast
 from ..numpy._elementwise import multiply
+from . import buffers as _buffers
 from . import enabled
+from . import kernels as _kernels
+from . import parallel as _parallel
 
 
 def _fused_out(x):

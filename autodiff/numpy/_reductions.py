@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from .. import _kernels
+from .._accel import kernels as _kernels
 from ..extend import defbatch, defjvp, deflinear, defvjp, plain_value, value_of
 from ._arraylike import ArrayLikeFirst  # numpy's reductions take lists and tuples, traced values inside too
 from ._batch_helpers import differentiated, over_example_axes, reduction

@@ -12,8 +12,8 @@ import math
 
 import numpy as np
 
-from .._kernels import reduce
-from .._rule_checks import stop_gradient
+from .._accel.kernels import reduce
+from .._stop_gradient import stop_gradient
 from ..extend import ZeroTangent, defbatch, defjvp, defvjp, primitive
 from ._batch_helpers import whole
 from ._batch_ops import solve_rule

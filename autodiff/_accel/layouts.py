@@ -31,9 +31,9 @@ import itertools
 import linecache
 import os
 
-from . import _accel
-from ._containers import node_of, registry_version
-from ._structural import tangent_of
+from .. import _accel
+from .._containers import node_of, registry_version
+from .._structural import tangent_of
 
 MAX_NODES = 5000
 ENABLED = os.environ.get("AUTODIFF_LAYOUTS", "1") != "0" and not _accel.REFERENCE

@@ -46,8 +46,8 @@ def _numpy_nn(xp):
 
 
 def _autodiff():
-    from . import numpy as anp
-    from .nn import functional
+    from .. import numpy as anp
+    from ..nn import functional
 
     return Namespace(anp, types.SimpleNamespace(relu=functional.relu, sigmoid=functional.sigmoid,
                                                 softplus=functional.softplus))

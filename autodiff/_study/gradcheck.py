@@ -2,13 +2,13 @@
 
 import numpy as np
 
-from ._arguments import is_differentiable
-from ._containers import node_of
-from ._directions import Variables
-from ._paths import format_path
-from ._traced import value_of
-from ._trees import leaves, rebuild_node, transform
-from ._vjp import vjp
+from .._arguments import is_differentiable
+from .._containers import node_of
+from .._directions import Variables
+from .._paths import format_path
+from .._traced import value_of
+from .._trees import leaves, rebuild_node, transform
+from .._vjp import vjp
 
 _TOLERANCE = {np.dtype(np.float32): (2e-3, 1e-4), np.dtype(np.float64): (1e-5, 1e-7)}
 _TOLERANCE.update({np.dtype(np.complex64): _TOLERANCE[np.dtype(np.float32)],
@@ -18,6 +18,8 @@ _WIDER = {np.dtype(np.float32): np.dtype(np.float64), np.dtype(np.complex64): np
 
 class GradcheckError(AssertionError):
     """A derivative disagrees with finite differences."""
+
+    __module__ = "autodiff"  # its public name, in tracebacks and doctests
 
 
 def gradcheck(f, *args, order=1, eps=1e-6, rtol=None, atol=None, seed=0):
@@ -50,7 +52,7 @@ def gradcheck(f, *args, order=1, eps=1e-6, rtol=None, atol=None, seed=0):
     True
     >>> gradcheck(flat_sin, 0.5, order=2)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
-    autodiff._gradcheck.GradcheckError: gradcheck: derivative at arg 0 ... (order 2: the VJP of the VJP, eps 1e-06)
+    autodiff.GradcheckError: gradcheck: derivative at arg 0 ... (order 2: the VJP of the VJP, eps 1e-06)
     >>> gradcheck(flat_sin, 3)  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ValueError: gradcheck: nothing to check: arg 0 has dtype int... pass floats, e.g. np.asarray(x, float)

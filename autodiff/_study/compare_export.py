@@ -6,8 +6,8 @@ Every rendering is built from one grid, ``(title, header, rows, notes)``, so the
 
 import numpy as np
 
-from ._containers import node_of
-from ._trees import walk_flatten
+from .._containers import node_of
+from .._trees import walk_flatten
 
 
 def format_value(x):

@@ -14,11 +14,11 @@ dict), ``_compare_semantics`` (a table over many cases).
 
 import numpy as np
 
-from ._compare_arguments import Arguments
-from ._compare_export import format_value, to_dict, to_latex, to_markdown, to_text
-from ._compare_fd import referee
-from ._compare_namespaces import namespace
-from ._compare_systems import INSTALL, load, run
+from .compare_arguments import Arguments
+from .compare_export import format_value, to_dict, to_latex, to_markdown, to_text
+from .compare_fd import referee
+from .compare_namespaces import namespace
+from .compare_systems import INSTALL, load, run
 
 SYSTEMS = ("torch", "jax", "autograd")
 REFEREE = "finite differences"

@@ -6,8 +6,8 @@ gradient (or ``H v``) and the referee's, and a kink's cell says so with its one-
 
 import numpy as np
 
-from ._compare import REFEREE, SYSTEMS, compare
-from ._compare_export import _Text, format_value, render_latex, render_markdown, render_text
+from .compare import REFEREE, SYSTEMS, compare
+from .compare_export import _Text, format_value, render_latex, render_markdown, render_text
 
 _NAMES = {"autodiff": "autodiff", "torch": "PyTorch", "jax": "JAX", "autograd": "autograd", REFEREE: REFEREE}
 

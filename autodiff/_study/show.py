@@ -2,12 +2,12 @@
 
 import numpy as np
 
-from ._containers import node_of
-from ._paths import dotted
-from ._structural import Tangent
-from ._tangents import NoTangent, Thunk, ZeroTangent
-from ._traced import Traced
-from ._trees import leaves
+from .._containers import node_of
+from .._paths import dotted
+from .._structural import Tangent
+from .._tangents import NoTangent, Thunk, ZeroTangent
+from .._traced import Traced
+from .._trees import leaves
 
 
 def show(tangent, name="grad"):

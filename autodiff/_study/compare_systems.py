@@ -14,8 +14,8 @@ import warnings
 
 import numpy as np
 
-from ._higher import hvp as _hvp
-from ._vjp import vjp as _vjp
+from .._higher import hvp as _hvp
+from .._vjp import vjp as _vjp
 
 INSTALL = {"torch": "pip install torch", "jax": "pip install jax (or this package's [compare] extra)",
            "autograd": "pip install autograd (or this package's [compare] extra)"}

@@ -7,10 +7,10 @@ asked for (float32 and float64 only), with ``cache=True`` when the loop's folder
 writable and uncached (but still compiled) when it is not.  It returns
 ``None`` (and the caller runs the kernel's numpy twin) when numba is missing,
 fails to compile, ``NUMBA_DISABLE_JIT`` is set, ``AUTODIFF_KERNELS=numpy`` or
-``AUTODIFF_REFERENCE=1``: the same switches as ``autodiff._kernels``.  numba is imported on first use,
+``AUTODIFF_REFERENCE=1``: the same switches as ``autodiff._accel.kernels``.  numba is imported on first use,
 never at ``import layers`` or ``import optimisers``.
 
->>> from autodiff._jit import Kernel
+>>> from autodiff._accel.numba_jit import Kernel
 >>> def double(x, out):
 ...     for i in range(x.size):
 ...         out[i] = 2 * x[i]
@@ -25,7 +25,7 @@ import threading
 
 import numpy as np
 
-from . import _accel
+from .. import _accel
 
 FAST = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 _lock = threading.Lock()

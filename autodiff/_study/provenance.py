@@ -22,8 +22,8 @@ of its residuals and incoming cotangent, and the mark (row count) taken when
 the previous pullback of the same tape returned.
 """
 
-from ._tangents import Thunk
-from ._traced import Traced
+from .._tangents import Thunk
+from .._traced import Traced
 
 
 class Graph:

@@ -12,13 +12,13 @@ import inspect
 
 import numpy as np
 
-from ._arguments import is_differentiable
-from ._listing import tape_listing
-from ._primitive import Primitive
-from ._trace import trace
-from ._traced import Traced, value_of
-from ._trees import rebuild_node, transform
-from ._vjp import vjp
+from .._arguments import is_differentiable
+from .._primitive import Primitive
+from .._traced import Traced, value_of
+from .._trees import rebuild_node, transform
+from .._vjp import vjp
+from .listing import tape_listing
+from .trace import trace
 
 _TITLES = {
     "forward": "forward: the primitive records one entry",

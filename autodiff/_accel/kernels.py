@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-from . import _accel
+from .. import _accel
 
 _FLAGS = {"reassoc", "contract"}
 

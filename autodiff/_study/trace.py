@@ -13,17 +13,17 @@ import inspect
 
 import numpy as np
 
-from . import _backward, _forward
-from ._arguments import is_differentiable
-from ._dot import render, to_dot
-from ._higher import jvp
-from ._listing import describe, pushforward_listing, tape_listing
-from ._paths import dotted
-from ._provenance import annotate, pushforward_graph, pushforward_rows, seeded_rows, tape_graph
-from ._tangents import Thunk, ZeroTangent
-from ._traced import Traced, _state, value_of
-from ._trees import leaves, rebuild_node, transform
-from ._vjp import vjp
+from .. import _backward, _forward
+from .._arguments import is_differentiable
+from .._higher import jvp
+from .._paths import dotted
+from .._tangents import Thunk, ZeroTangent
+from .._traced import Traced, _state, value_of
+from .._trees import leaves, rebuild_node, transform
+from .._vjp import vjp
+from .dot import render, to_dot
+from .listing import describe, pushforward_listing, tape_listing
+from .provenance import annotate, pushforward_graph, pushforward_rows, seeded_rows, tape_graph
 
 
 def trace(f, *args, tangents=None, cotangent=None):
@@ -34,7 +34,7 @@ def trace(f, *args, tangents=None, cotangent=None):
     pushes them forward instead, ``jvp(f, args, tangents)``, and lists the
     pushforward.  Constants with at most six elements print by value; what
     an inner level's backward pass recorded on an outer one, and which
-    entries are dead, is noted after ``#`` (:mod:`autodiff._provenance`).
+    entries are dead, is noted after ``#`` (:mod:`autodiff._study.provenance`).
 
     >>> import numpy as np
     >>> import autodiff.numpy as anp

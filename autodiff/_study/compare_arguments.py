@@ -8,8 +8,8 @@ float or complex (ints, bools, strings, integer arrays) are held as constants an
 
 import numpy as np
 
-from ._trees import leaves as _paths_and_leaves
-from ._trees import walk_flatten
+from .._trees import leaves as _paths_and_leaves
+from .._trees import walk_flatten
 
 
 class Arguments:

@@ -3,17 +3,17 @@
 A traced operand prints as ``%k:dtype[shape]`` (in a pushforward just ``%k``),
 a constant by its value when it has at most ``SHOWN`` elements
 (``[1.0, 0.5]``, with its dtype when that is not float64, int64 or bool),
-otherwise as ``const dtype[shape]``.  What :mod:`autodiff._provenance`
+otherwise as ``const dtype[shape]``.  What :mod:`autodiff._study.provenance`
 found about a line follows it after ``#``: ``dead`` and who recorded it.
 """
 
 import numpy as np
 
-from ._jvp_rules import _jvp_rules
-from ._paths import dotted
-from ._tangents import ZeroTangent
-from ._traced import Traced
-from ._trees import leaves
+from .._jvp_rules import _jvp_rules
+from .._paths import dotted
+from .._tangents import ZeroTangent
+from .._traced import Traced
+from .._trees import leaves
 
 SHOWN = 6  # a constant with at most this many elements is printed by value
 _PLAIN_DTYPES = frozenset(map(np.dtype, (np.float64, np.int64, np.bool_)))

@@ -3,8 +3,8 @@
 import shutil
 import subprocess
 
-from ._listing import input_value
-from ._traced import Traced
+from .._traced import Traced
+from .listing import input_value
 
 _COLOURS = ["lightblue", "lightsalmon", "palegreen", "plum", "khaki", "lightgrey"]
 

@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from . import _accel
+from .. import _accel
 
 MIN_BYTES = 1 << 20  # smaller arrays come from numpy's own allocator
 MAX_BYTES = 1 << 30  # the pool never keeps more than this

@@ -15,7 +15,7 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from . import _accel
+from .. import _accel
 
 PARALLEL_BYTES = 8 << 20  # below this much data, one thread is faster
 _SERIAL = _accel.REFERENCE or os.environ.get("AUTODIFF_THREADS") == "1" or (os.cpu_count() or 1) < 2
