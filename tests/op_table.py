@@ -9,9 +9,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import hypothesis.strategies as st
-import linalg_cases as lc
+from tests import linalg_cases as lc
 import numpy as np
-import scipy_cases as sc
+from tests import scipy_cases as sc
 
 import autodiff.numpy as anp
 from autodiff.nn import functional as F

@@ -1,0 +1,242 @@
+"""The optional oneDNN convolution backend (layers/_onednn, the [onednn] extra) against the numpy reference.
+
+Every convolution shape of ResNet-18 (and more strides, paddings and kernels): oneDNN's forward and both
+gradients, on both sides of the size split, equal the float64 numpy reference to 1e-5 relative; gradcheck at
+orders 1 and 2 through Conv2d, in float64 (the reference) and in float32 on the backend (finite differences in
+float64); vmap, jvp and per-example gradients of a conv net equal with and without the backend; the switches
+and the self-check.  The tests that need oneDNN skip when the extra is not installed; the others always run.
+"""
+
+import warnings
+
+import numpy as np
+import pytest
+from tests.tree_asserts import assert_same_tree
+
+import autodiff
+import autodiff.numpy as anp
+from autodiff import _accel
+from autodiff.extend import BatchingWarning
+from autodiff.nn import functional as F
+from layers import Chain, Conv2d, MaxPool2d, _onednn, global_avg_pool
+from layers import _conv as conv
+from layers._onednn import _convolutions, _library, _primitives, _switch
+
+needs_onednn = pytest.mark.skipif(not _switch.installed(), reason="the [onednn] extra is not installed")
+active = pytest.mark.skipif(not _switch.installed() or not _accel.enabled("onednn"),
+                            reason="the oneDNN backend is off (not installed, or AUTODIFF_REFERENCE=1)")
+
+
+def _resnet18_shapes():
+    """``(x shape, w shape, stride, padding)`` of every convolution of the bench's ResNet-18 step (3×32×32, batch 8)."""
+    from bench.onednn_threshold import resnet_shapes
+
+    return resnet_shapes(8)
+
+
+EXTRA_SHAPES = [  # strides, paddings, odd and non-square sizes and kernels, one channel, one image
+    ((1, 5, 7, 6), (3, 5, 2, 2), 2, 1), ((2, 1, 9, 9), (4, 1, 3, 3), 3, 2), ((2, 8, 10, 7), (6, 8, 3, 1), 1, 0),
+    ((3, 16, 12, 12), (8, 16, 5, 5), 2, 2), ((2, 32, 6, 6), (16, 32, 1, 1), 1, 0),
+]
+SHAPES = _resnet18_shapes() + EXTRA_SHAPES
+
+
+def _reference(x, w, stride, padding, g):
+    """The float64 forward and both cotangents of the plain windows path (``conv2d_reference``, no kernels)."""
+    x, w, g = (np.asarray(a, np.float64) for a in (x, w, g))
+    y, pullback = autodiff.vjp(lambda a, b: conv.conv2d_reference(a, b, stride, padding), x, w)
+    return (y,) + tuple(pullback(g))
+
+
+def _close(ours, reference, rtol=1e-5):
+    error = np.linalg.norm(np.asarray(ours, np.float64) - reference) / max(np.linalg.norm(reference), 1e-30)
+    assert error <= rtol, f"relative error {error:.2e} > {rtol:.0e}"
+
+
+@needs_onednn
+@pytest.mark.parametrize("split", ["onednn", "sgemm"])
+@pytest.mark.parametrize("x_shape, w_shape, stride, padding", SHAPES)
+def test_forward_and_both_gradients_equal_the_reference(monkeypatch, split, x_shape, w_shape, stride, padding):
+    monkeypatch.setattr(_primitives, "MIN_POSITIONS", 0 if split == "onednn" else 1 << 30)
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal(x_shape, np.float32), rng.standard_normal(w_shape, np.float32)
+    y = _primitives._forward(x, w, stride, padding)
+    g = rng.standard_normal(y.shape, np.float32)
+    y_ref, dx_ref, dw_ref = _reference(x, w, stride, padding, g)
+    _close(y, y_ref)
+    _close(_primitives._input(g, w, x_shape, stride, padding), dx_ref)
+    _close(_primitives._weight(x, g, w_shape, stride, padding), dw_ref)
+    assert y.dtype == np.float32 and y.transpose(0, 2, 3, 1).flags.c_contiguous  # channels-last, as conv2d's
+
+
+@needs_onednn
+def test_oneDNN_reads_any_layout_and_the_sgemm_any_transposition():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((2, 3, 16, 8), np.float32).transpose(0, 1, 3, 2)  # neither NCHW nor NHWC memory
+    w = rng.standard_normal((3, 4, 3, 3), np.float32).transpose(1, 0, 2, 3)  # a transposed weight
+    g = rng.standard_normal((2, 4, 8, 16), np.float32)
+    y_ref, dx_ref, dw_ref = _reference(x, w, 1, 1, g)
+    _close(_convolutions.forward(x, w, 1, 1), y_ref)
+    _close(_convolutions.backward_data(g, w, x.shape, 1, 1), dx_ref)
+    _close(_convolutions.backward_weights(x, g, w.shape, 1, 1), dw_ref)
+    a, b = rng.standard_normal((70, 50), np.float32), rng.standard_normal((50, 30), np.float32)
+    for ta in (False, True):
+        for tb in (False, True):
+            left, right = (a.T.copy() if ta else a), (b.T.copy() if tb else b)
+            _close(_convolutions.sgemm(left, right, ta, tb), a.astype(np.float64) @ b)
+    assert _convolutions.sgemm(a[:, :0], b[:0]).tolist() == np.zeros((70, 30)).tolist()  # k = 0: zeros
+
+
+def _net(dtype, seed=0):
+    return Chain([Conv2d.init(3, 8, 3, padding=1, dtype=dtype, seed=seed), F.relu,
+                  Conv2d.init(8, 8, 3, stride=2, padding=1, dtype=dtype, seed=seed + 1), anp.tanh, MaxPool2d(2),
+                  Conv2d.init(8, 4, 1, dtype=dtype, seed=seed + 2), global_avg_pool])
+
+
+def _penalty(x):
+    """A gradient-norm penalty: its gradient differentiates the convolutions' pullbacks (order 2)."""
+    def penalty(net):
+        g = autodiff.grad(lambda m: anp.sum(m(x) ** 2))(net)
+        return anp.sum(g.layers[2].weight ** 2) + anp.sum(net(x) ** 2)
+    return penalty
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_gradcheck_through_the_layer_in_float64_runs_the_reference(order):
+    x = np.random.default_rng(2).standard_normal((2, 3, 8, 8))
+    assert autodiff.gradcheck(lambda m: anp.sum(m(x) ** 2), _net(np.float64), order=order)
+
+
+@active
+@pytest.mark.parametrize("order", [1, 2])
+def test_gradcheck_through_the_backend_in_float32(order, monkeypatch):
+    """The float32 backend's VJP (and VJP of VJP) against float64 finite differences (the reference path)."""
+    x = np.random.default_rng(2).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    monkeypatch.setattr(_primitives, "MIN_POSITIONS", 4)  # both sides of the split in one net
+    assert autodiff.gradcheck(lambda m: anp.sum(m(x) ** 2), _net(np.float32), order=order)
+
+
+@pytest.mark.parametrize("order", [1, 2])
+def test_gradcheck_of_the_three_primitives_rules(order):
+    """The rules that make oneDNN's three primitives each other's pullbacks and pushforwards, in float64."""
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((4, 3, 3, 3))
+    g = rng.standard_normal((2, 4, 3, 3))
+    conv2d, conv_input, conv_weight = _primitives.onednn_conv2d, _primitives.conv_input, _primitives.conv_weight
+    assert autodiff.gradcheck(lambda x, w: anp.sum(anp.sin(conv2d(x, w, 2, 1))), x, w, order=order)
+    assert autodiff.gradcheck(lambda g, w: anp.sum(anp.sin(conv_input(g, w, x.shape, 2, 1))), g, w, order=order)
+    assert autodiff.gradcheck(lambda x, g: anp.sum(anp.sin(conv_weight(x, g, w.shape, 2, 1))), x, g, order=order)
+
+
+def _with_and_without(fn):
+    """``fn()`` with the backend on, then off (the numpy reference)."""
+    previous = _onednn.set_enabled(True)
+    try:
+        on = fn()
+        _onednn.set_enabled(False)
+        off = fn()
+    finally:
+        _onednn.set_enabled(previous)
+    return on, off
+
+
+def _oneDNN_calls(monkeypatch):
+    """A list that grows by one at every oneDNN forward convolution."""
+    calls, forward = [], _convolutions.forward
+    monkeypatch.setattr(_convolutions, "forward", lambda *a: (calls.append(1), forward(*a))[1])
+    return calls
+
+
+@active
+def test_the_layer_runs_oneDNN_in_float32_and_the_reference_in_float64(monkeypatch):
+    assert _onednn.ready() and _onednn.describe().startswith("oneDNN 3.2")  # the self-check ran before counting
+    calls, x = _oneDNN_calls(monkeypatch), np.random.default_rng(4).standard_normal((2, 3, 8, 8))
+    on, off = _with_and_without(lambda: _net(np.float32)(x.astype(np.float32)))
+    expected = sum(p >= _primitives.MIN_POSITIONS for p in (8 * 8, 4 * 4, 2 * 2))  # _net's outputs per image
+    assert len(calls) == expected  # the others ran im2col and dnnl_sgemm
+    assert on.dtype == np.float32 and off.dtype == np.float32
+    np.testing.assert_allclose(on, off, rtol=1e-5, atol=1e-6)
+    _net(np.float64)(x)
+    assert len(calls) == expected  # float64: the reference
+
+
+def _programs():
+    net, xs = _net(np.float32), np.random.default_rng(5).standard_normal((3, 2, 3, 8, 8)).astype(np.float32)
+    t = np.random.default_rng(6).standard_normal(xs.shape[1:]).astype(np.float32)
+    loss = lambda m, x: anp.sum(m(x) ** 2)  # noqa: E731
+    return {
+        "vmap": lambda: autodiff.vmap(net)(xs),
+        "per-example gradients": lambda: autodiff.vmap(autodiff.grad(loss), in_axes=(None, 0))(net, xs),
+        "jvp": lambda: autodiff.jvp(lambda x: net(x), xs[0], t),
+        "vmap of a penalty's gradient": lambda: autodiff.vmap(autodiff.grad(_penalty_at), in_axes=(None, 0))(net, xs),
+    }
+
+
+@active
+@pytest.mark.parametrize("name", list(_programs()))
+def test_vmap_jvp_and_per_example_gradients_equal_with_and_without_the_backend(name):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", BatchingWarning)  # the three primitives batch: no loop over examples
+        on, off = _with_and_without(_programs()[name])
+    assert_same_tree(on, off, rtol=2e-4, atol=1e-5)
+
+
+def _penalty_at(net, x):
+    return _penalty(x)(net)
+
+
+@pytest.mark.parametrize("backend", [True, False])
+def test_vmap_of_grad_over_an_empty_batch(backend):
+    net = _net(np.float32)
+    previous = _onednn.set_enabled(backend)
+    try:
+        g = autodiff.vmap(autodiff.grad(lambda m, x: anp.sum(m(x) ** 2)), in_axes=(None, 0))(
+            net, np.zeros((0, 2, 3, 8, 8), np.float32))
+    finally:
+        _onednn.set_enabled(previous)
+    for layer, grads in zip(net.layers, g.layers):
+        if isinstance(layer, Conv2d):
+            assert grads.weight.shape == (0,) + layer.weight.shape and grads.weight.dtype == np.float32
+            assert grads.bias.shape == (0,) + layer.bias.shape
+
+
+def test_a_failed_self_check_warns_once_and_the_reference_runs(monkeypatch):
+    monkeypatch.setattr(_accel, "REFERENCE", False)
+    monkeypatch.setattr(_accel, "OFF", frozenset())
+    monkeypatch.setattr(_switch, "installed", lambda: True)
+    monkeypatch.setattr(_switch, "_status", None)
+    monkeypatch.setattr(_switch, "_check_against_reference", lambda: "its forward differs (a test)")
+    x, w = np.ones((1, 2, 5, 5), np.float32), np.ones((3, 2, 3, 3), np.float32)
+    with pytest.warns(_onednn.OneDNNWarning, match="its forward differs"):
+        y = _switch.convolve(x, w, 1, 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        _switch.convolve(x, w, 1, 1)  # once only
+    np.testing.assert_array_equal(y, conv.conv2d(x, w, 1, 1))
+    assert not _onednn.ready() and "its forward differs" in _onednn.describe()
+
+
+def test_a_library_that_does_not_load_warns_and_the_reference_runs(monkeypatch):
+    monkeypatch.setattr(_accel, "REFERENCE", False)
+    monkeypatch.setattr(_accel, "OFF", frozenset())
+    monkeypatch.setenv("AUTODIFF_ONEDNN_LIB", "/nonexistent/libdnnl.so.3")
+    monkeypatch.setattr(_switch, "_status", None)
+    _library.load.cache_clear()
+    try:
+        with pytest.warns(_onednn.OneDNNWarning, match="cannot load oneDNN"):
+            assert not _onednn.ready()
+    finally:
+        _library.load.cache_clear()
+
+
+def test_the_switches_and_the_reference_mode():
+    if _accel.REFERENCE:
+        assert conv.convolve is conv.conv2d  # not even installed
+        assert not _onednn.ready() and "AUTODIFF_REFERENCE=1" in _onednn.describe()
+    previous = _onednn.set_enabled(False)
+    try:
+        assert not _onednn.ready() and _onednn.describe().startswith("numpy im2col reference")
+        x, w = np.ones((1, 2, 5, 5), np.float32), np.ones((3, 2, 3, 3), np.float32)
+        np.testing.assert_array_equal(_switch.convolve(x, w, 1, 1), conv.conv2d(x, w, 1, 1))
+    finally:
+        _onednn.set_enabled(previous)
