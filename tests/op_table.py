@@ -9,9 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import hypothesis.strategies as st
-from tests import linalg_cases as lc
 import numpy as np
-from tests import scipy_cases as sc
 
 import autodiff.numpy as anp
 from autodiff.nn import functional as F
@@ -25,6 +23,8 @@ from autodiff.scipy import special as sp
 from autodiff.scipy import stats
 from layers import Conv2d, MaxPool2d
 from layers._conv import unwindow, windows
+from tests import linalg_cases as lc
+from tests import scipy_cases as sc
 
 
 def anything(x):

@@ -12,7 +12,6 @@ each test still compares the acceleration, called by hand, with the reference.)
 
 import numpy as np
 import pytest
-from tests.gallery import gallery
 
 import autodiff
 import autodiff.numpy as anp
@@ -23,6 +22,7 @@ from autodiff._accel import elementwise as accel_elementwise
 from autodiff._accel import record as accel_record
 from autodiff._accel import reductions as accel_reductions
 from autodiff.numpy import _batch_ops, _named
+from tests.gallery import gallery
 from traversal import _collect, fmap, total, trainables
 from traversal._accel import collect as accel_collect
 

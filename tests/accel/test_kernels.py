@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tests.hypothesis_policy import DERANDOMIZE
 
 from autodiff._accel import kernels as K
+from tests.hypothesis_policy import DERANDOMIZE
 
 _OFF = "numba kernels are off (AUTODIFF_KERNELS=numpy, NUMBA_DISABLE_JIT=1 or AUTODIFF_REFERENCE=1)"
 shapes = st.lists(st.integers(0, 5), min_size=0, max_size=3).map(tuple)

@@ -8,7 +8,6 @@ import sys
 
 import numpy as np
 import pytest
-from tests.gallery import Dense, gallery
 
 import autodiff
 from autodiff import _trees
@@ -16,6 +15,7 @@ from autodiff._accel import flatten as accel_flatten
 from autodiff._accel.flatten import LAYOUTS
 from autodiff._for_traversal import compile_layout
 from autodiff.extend import register_container
+from tests.gallery import Dense, gallery
 
 
 @pytest.fixture(autouse=True)

@@ -11,7 +11,6 @@ import warnings
 
 import numpy as np
 import pytest
-from tests.tree_asserts import assert_same_tree
 
 import autodiff
 import autodiff.numpy as anp
@@ -21,6 +20,7 @@ from autodiff.nn import functional as F
 from layers import Chain, Conv2d, MaxPool2d, _onednn, global_avg_pool
 from layers import _conv as conv
 from layers._onednn import _convolutions, _library, _primitives, _switch
+from tests.tree_asserts import assert_same_tree
 
 needs_onednn = pytest.mark.skipif(not _switch.installed(), reason="the [onednn] extra is not installed")
 active = pytest.mark.skipif(not _switch.installed() or not _accel.enabled("onednn"),

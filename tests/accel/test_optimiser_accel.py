@@ -5,11 +5,11 @@ reference, whose error names the key path."""
 
 import numpy as np
 import pytest
-from tests.gallery import gallery
 
 import autodiff
 from autodiff._trees import leaves
 from optimisers import Adam, ClipNorm, Descent, Momentum, OptimiserChain, _accel, _tree, freeze, setup, update
+from tests.gallery import gallery
 from traversal import fmap, isnumeric, trainables
 
 
@@ -178,8 +178,9 @@ _POOL = [np.linspace(-1.0, 1.0, 3), np.ones((2, 2)), np.arange(3.0), np.full(1, 
 def _trees():
     """Nested dicts, lists, tuples and gallery ``Dense`` layers over a few shared arrays (so ties appear), with
     ints, an int array and a function among the leaves."""
-    from tests.gallery import Dense
     from hypothesis import strategies as st
+
+    from tests.gallery import Dense
 
     leaf = st.one_of(st.sampled_from(range(len(_POOL))).map(lambda k: _POOL[k]),
                      st.sampled_from([3, np.sin, np.arange(2)]))

@@ -5,10 +5,10 @@ import dataclasses
 
 import numpy as np
 import pytest
-from tests.gallery import BatchNormLike, Dense, gallery
 
 import autodiff
 import autodiff.numpy as anp
+from tests.gallery import BatchNormLike, Dense, gallery
 from traversal import register, total, trainable, trainables
 from traversal._accel import readers as _readers
 from traversal._accel.collect import _walk, parameters

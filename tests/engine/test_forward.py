@@ -6,18 +6,18 @@ import tracemalloc
 
 import numpy as np
 import pytest
-from tests.gallery import gallery
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.hypothesis_policy import DERANDOMIZE
-from tests.op_table import OPS
-from tests.tree_asserts import assert_same_tree
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, gradcheck, hessian, hvp, jacfwd, jacrev, jvp, linearize, vjp
 from autodiff._trees import leaves, rebuild_node, transform
 from autodiff.extend import ZeroTangent, defjvp, defjvp_joint, deflinear, defvjp, primitive, value_of
+from tests.gallery import gallery
+from tests.hypothesis_policy import DERANDOMIZE
+from tests.op_table import OPS
+from tests.tree_asserts import assert_same_tree
 from traversal import fmap, isnumeric, total
 
 # --- a handful of ops with their own JVP rules (the built-in ones get theirs file by file) -------------

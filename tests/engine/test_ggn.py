@@ -2,12 +2,12 @@
 
 import numpy as np
 import pytest
-from tests.oracle import needs_torch, torch
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import ggnvp, hvp
 from autodiff.nn import functional as F
+from tests.oracle import needs_torch, torch
 
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")  # torch.func
 

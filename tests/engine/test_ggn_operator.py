@@ -6,13 +6,13 @@ autograd's hvp) and the dense GGN built by torch; a counter proves neither ``f``
 
 import numpy as np
 import pytest
-from tests.oracle import needs_torch, torch
 
 import autodiff.numpy as anp
 import layers
 import traversal as tv
 from autodiff import ggn_operator, ggnvp, hvp, hvp_operator
 from autodiff.nn import functional as F
+from tests.oracle import needs_torch, torch
 
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
 

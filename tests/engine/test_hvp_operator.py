@@ -10,8 +10,6 @@ import weakref
 
 import numpy as np
 import pytest
-from tests.gallery import gallery
-from tests.tree_asserts import assert_same_tree
 
 import autodiff
 import autodiff.numpy as anp
@@ -20,6 +18,8 @@ from autodiff import grad, gradcheck, hessian, hvp, hvp_operator
 from autodiff._protection import held_count
 from autodiff._trees import leaves
 from layers.losses import softmax_cross_entropy
+from tests.gallery import gallery
+from tests.tree_asserts import assert_same_tree
 from traversal import destructure, fmap, hessian_to_dense, isnumeric, total
 
 scipy_linalg = pytest.importorskip("scipy.sparse.linalg", reason="scipy comes with pip install -e '.[test]'")

@@ -8,12 +8,12 @@ gradients must add up to the tie's.
 
 import numpy as np
 import pytest
-from tests.gallery import BatchNormLike, gallery
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad
 from optimisers import Descent, setup, update
+from tests.gallery import BatchNormLike, gallery
 from traversal import total, trainables
 
 

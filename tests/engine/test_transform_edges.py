@@ -3,12 +3,12 @@ without has_aux, and concatenate(axis=None).  Each was silently wrong or a misle
 
 import numpy as np
 import pytest
-from tests.oracle import needs_torch, torch
 
 import autodiff.numpy as anp
 import layers
 import traversal
 from autodiff import ggnvp, grad, gradcheck, hessian, hvp, jacfwd, jacrev, jvp, linearize, value_and_grad, vmap
+from tests.oracle import needs_torch, torch
 
 pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")  # torch.func
 

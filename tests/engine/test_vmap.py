@@ -10,14 +10,14 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.hypothesis_policy import DERANDOMIZE
-from tests.op_table import OPS
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, hvp, jvp, vmap
 from autodiff._batch_rules import _batch_rules
 from autodiff.extend import BatchingWarning, Primitive, defbatch, defvjp, primitive
+from tests.hypothesis_policy import DERANDOMIZE
+from tests.op_table import OPS
 
 SETTINGS = settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck),
                     derandomize=DERANDOMIZE)

@@ -10,13 +10,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.hypothesis_policy import DERANDOMIZE
-from tests.op_table import OPS
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, vmap
 from autodiff.extend import BatchingWarning
+from tests.hypothesis_policy import DERANDOMIZE
+from tests.op_table import OPS
 
 X = np.array([[1.0, 2.0, np.nan], [0.0, 1.0, 1.0], [5.0, 1.0, 3.0], [0.0, 1.0, 1.0 + 1e-9]])
 REF = np.array([0.0, 1.0, 1.0])  # equal to X[1], close to X[3]

@@ -12,13 +12,13 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.hypothesis_policy import DERANDOMIZE
-from tests.op_table import OPS
-from tests.oracle import needs_torch, torch
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, gradcheck, holomorphic_grad
+from tests.hypothesis_policy import DERANDOMIZE
+from tests.op_table import OPS
+from tests.oracle import needs_torch, torch
 
 SETTINGS = settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck),
                     derandomize=DERANDOMIZE)

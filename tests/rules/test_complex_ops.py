@@ -6,13 +6,13 @@ scalar) and PyTorch.  Each test failed before its fix; the issue lists the value
 
 import numpy as np
 import pytest
-from tests.oracle import needs_torch, torch
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, gradcheck, hessian, hvp, jvp
 from autodiff.nn import functional as F
 from autodiff.numpy import _elementwise as E
+from tests.oracle import needs_torch, torch
 
 
 def _central(f, t, eps=1e-6):

@@ -6,11 +6,11 @@ gradients, ``gradcheck`` at order 2; the op table checks generated shapes.
 
 import numpy as np
 import pytest
-from tests.oracle import needs_torch, torch
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import gradcheck
+from tests.oracle import needs_torch, torch
 
 
 def _torch_grads(f, *arrays):

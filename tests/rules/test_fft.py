@@ -14,11 +14,11 @@ import warnings
 
 import numpy as np
 import pytest
-from tests.oracle import needs_torch, torch
 
 import autodiff.numpy as anp
 from autodiff import grad, gradcheck, hvp, jvp, vjp, vmap
 from autodiff.extend import BatchingWarning
+from tests.oracle import needs_torch, torch
 
 NORMS = [None, "backward", "ortho", "forward"]
 REAL_ONLY = {"rfft", "ihfft", "rfft2", "rfftn"}  # numpy refuses complex input to these

@@ -9,11 +9,11 @@ on a real parametrisation ``x + 1j y`` of a complex input.
 
 import numpy as np
 import pytest
-from tests.oracle import needs_torch, torch
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff import gradcheck
+from tests.oracle import needs_torch, torch
 
 RNG = np.random.default_rng(13)
 

@@ -12,12 +12,12 @@ import warnings
 
 import numpy as np
 import pytest
-from tests.derivative_checks import check_derivatives, check_vmap
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff.numpy._namespace import AS_IS
 from autodiff.numpy._plain_ops import PLAIN
+from tests.derivative_checks import check_derivatives, check_vmap
 
 _IN_PLACE = "changes an array in place, which a traced value cannot be; build a new array instead"
 _IO = "reads or writes files or buffers of plain data; load with numpy, then differentiate"

@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from tests.hypothesis_policy import DERANDOMIZE
-from tests.op_table import OPS
 
 import autodiff
+from tests.hypothesis_policy import DERANDOMIZE
+from tests.op_table import OPS
 
 # A fixed sequence of examples unless AUTODIFF_EXPLORE=1 (tests/hypothesis_policy.py).
 SETTINGS = settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck),

@@ -8,12 +8,12 @@ gradients; vmap (over ``a``, ``indices`` and ``values``) against a loop.
 
 import numpy as np
 import pytest
-from tests.derivative_checks import check_derivatives, check_vmap
-from tests.oracle import needs_torch, torch
 
 import autodiff
 import autodiff.numpy as anp
 from autodiff.numpy._interop import DetachError
+from tests.derivative_checks import check_derivatives, check_vmap
+from tests.oracle import needs_torch, torch
 
 RNG = np.random.default_rng(7)
 A = RNG.standard_normal((4, 3))

@@ -8,7 +8,6 @@ import warnings
 import numpy as np
 import pytest
 import scipy.integrate as si
-from tests.scipy_cases import pivoted
 
 import autodiff.numpy as anp
 from autodiff import grad, hvp, vmap
@@ -16,6 +15,7 @@ from autodiff.extend import BatchingWarning
 from autodiff.scipy import integrate, signal
 from autodiff.scipy import linalg as sla
 from autodiff.scipy import special as sp
+from tests.scipy_cases import pivoted
 
 B = 3
 MIXES = [(0, 0), (0, None), (None, 0)]

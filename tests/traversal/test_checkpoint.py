@@ -10,13 +10,13 @@ import zipfile
 
 import numpy as np
 import pytest
-from tests.gallery import gallery
 
 import autodiff
 import autodiff.numpy as anp
 import layers
 import optimisers
 import traversal._checkpoint_archive as _checkpoint_archive
+from tests.gallery import gallery
 from traversal import CheckpointError, CheckpointWarning, children, fleaves, fmap, fmap_with_path, load, save
 
 

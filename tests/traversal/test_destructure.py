@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-from tests.gallery import BatchNormLike, gallery
 
 import autodiff
 import autodiff.numpy as anp
+from tests.gallery import BatchNormLike, gallery
 from traversal import destructure, trainables
 
 

@@ -4,10 +4,10 @@ import dataclasses
 
 import numpy as np
 import pytest
-from tests.gallery import BatchNormLike, gallery
 
 import autodiff
 import autodiff.numpy as anp
+from tests.gallery import BatchNormLike, gallery
 from traversal import (
     KeyPath,
     children,

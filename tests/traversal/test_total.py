@@ -4,13 +4,13 @@ import dataclasses
 
 import numpy as np
 import pytest
-from tests.gallery import BatchNormLike, Dense, gallery
 
 import autodiff
 import autodiff.numpy as anp
 import layers
 from autodiff import grad
 from layers import Chain
+from tests.gallery import BatchNormLike, Dense, gallery
 from traversal import fmap, isnumeric, total, trainables
 
 

@@ -5,11 +5,11 @@ from collections import namedtuple
 
 import numpy as np
 import pytest
-from tests.gallery import Dense, gallery
 
 import autodiff
 import autodiff.numpy as anp
 import layers
+from tests.gallery import Dense, gallery
 from traversal import (
     KeyPath,
     fcollect,
