@@ -62,3 +62,12 @@ def check_vmap(f, *batched, in_axes=0):
     grads = autodiff.vmap(autodiff.grad(total, argnums=first), in_axes=axes)(*batched)
     np.testing.assert_allclose(grads, np.stack([autodiff.grad(total, argnums=first)(*e) for e in examples]),
                                rtol=1e-6, atol=1e-12)
+
+
+def central_difference(f, t, eps=1e-6):
+    """d f / d t at the real scalar ``t`` by central differences (``f`` may return a complex number).
+
+    >>> round(central_difference(lambda t: t ** 3, 2.0), 6)
+    12.0
+    """
+    return (f(t + eps) - f(t - eps)) / (2 * eps)

@@ -8,6 +8,8 @@ import pytest
 
 import autodiff
 import autodiff.numpy as anp
+import layers
+from autodiff import grad
 from tests.gallery import BatchNormLike, Dense, gallery
 from traversal import register, total, trainable, trainables
 from traversal._accel import readers as _readers
@@ -113,3 +115,33 @@ def test_total_and_its_gradient_through_a_compiled_reader():
     assert autodiff.gradcheck(lambda w: total(anp.linalg.norm, {**model, "head": (w, np.sin)}),
                               (np.array([1.0, -2.0, 0.5, 3.0]),), order=2)
     assert g["scale"] is None and g["head"][1] is None
+
+
+def _sumsq(p):  # not a known reduction: total's generic path
+    return anp.sum(p * p)
+
+
+def _matrices(node):
+    return getattr(node, "ndim", 0) == 2
+
+
+@pytest.mark.parametrize("layouts", [False, True])
+@pytest.mark.parametrize("f", [autodiff.sumsq, _sumsq], ids=["known reduction", "any f"])
+def test_total_only_tests_the_parameters_themselves_as_well_as_their_containers(monkeypatch, layouts, f):
+    """``total(f, model, only=...)`` with the compiled readers on and off: ``only`` tests each parameter as well as
+    its containers, and later calls, which may take the compiled readers, never bypass it."""
+    from autodiff._accel import layouts as _layouts
+
+    monkeypatch.setattr(_layouts, "ENABLED", layouts)
+    model = layers.MLP([3, 4, 2], dtype=np.float64, seed=1)
+    weights = [p for p in trainables(model) if p.ndim == 2]
+    for _ in range(3):  # later calls may take the compiled readers: they must not bypass only=
+        assert np.isclose(total(f, model, only=_matrices), sum(float((w * w).sum()) for w in weights))
+        assert np.isclose(total(f, model, only=np.ndarray), total(f, model))
+        assert np.isclose(total(f, model, only=(np.ndarray,)), total(f, model))
+        g = grad(lambda m: total(f, m, only=_matrices))(model)
+        for layer in (0, 2):
+            np.testing.assert_allclose(g.layers[layer].weight, 2 * model.layers[layer].weight)
+            assert g.layers[layer].bias is None
+        g = grad(lambda m: total(f, m, only=np.ndarray))(model)
+        np.testing.assert_allclose(g.layers[2].bias, 2 * model.layers[2].bias)

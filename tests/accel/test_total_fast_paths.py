@@ -1,4 +1,6 @@
-"""``total(f, model, grads)`` reads a gradient tree the same way in both modes (issue 36 item 13).
+"""``total``'s fast paths against its generic one: a scaled known reduction and the grads form take the fused path
+and agree with the generic entry, and ``total(f, model, grads)`` reads a gradient tree the same way in both modes
+(issue 36 item 13).
 
 The model's leaf at ``k`` was ``None`` and grads held an array there: the fast collector skipped it (2.0) and the
 reference one (``AUTODIFF_REFERENCE=1``) raised ``AttributeError`` inside its error-message builder.  The rule, by
@@ -14,7 +16,14 @@ either mode of the suite.
 import numpy as np
 import pytest
 
+import autodiff
+import autodiff.numpy as anp
 import optimisers
+from autodiff import grad
+from autodiff._accel import REFERENCE
+from autodiff._accel.reductions import lookup
+from autodiff._for_traversal import is_known
+from tests.tree_asserts import assert_same_tree
 from traversal import _collect, fmap, total
 from traversal._accel import collect as fast
 
@@ -69,3 +78,24 @@ def test_a_grads_node_that_does_not_mirror_the_model_raises_the_same_error_in_bo
                                                                                         message):
     with pytest.raises(ValueError, match=message):
         total(_dot, model, grads)
+
+
+def test_scaled_and_grads_forms_take_the_fast_path_and_agree_with_the_generic_one():
+    rng = np.random.default_rng(5)
+    shared = rng.standard_normal(3)
+    model = {"a": shared, "b": [shared, rng.standard_normal((2, 2))]}
+    half = autodiff.scaled(0.5, autodiff.sumsq)
+    assert is_known(half)
+    assert (lookup(half) is None) == REFERENCE  # the fused path (an acceleration) takes it unless switched off
+    generic = lambda p: 0.5 * anp.sum(p * p)  # noqa: E731
+    np.testing.assert_allclose(total(half, model), total(generic, model), rtol=1e-12)
+    assert_same_tree(grad(lambda m: total(half, m))(model), grad(lambda m: total(generic, m))(model), rtol=1e-12)
+    assert autodiff.gradcheck(lambda m: total(half, m), model, order=2)
+    g = grad(lambda m: anp.sum(anp.sin(m["a"]) * m["b"][0]) + anp.sum(m["b"][1] ** 3))(model)
+    by_known = total(autodiff.sumsq, model, g)
+    by_pairs = total(lambda x, dx: anp.sum(dx * dx), model, g)
+    np.testing.assert_allclose(by_known, by_pairs, rtol=1e-12)
+    lam_traced = grad(lambda lam: total(autodiff.scaled(lam, autodiff.sumsq), model))(2.0)  # a traced scale
+    np.testing.assert_allclose(lam_traced, total(autodiff.sumsq, model), rtol=1e-12)
+    penalty = lambda m: total(autodiff.sumsq, m, grad(lambda q: anp.sum(anp.tanh(q["b"][1])))(m))  # noqa: E731
+    assert autodiff.gradcheck(penalty, model, order=1)

@@ -245,3 +245,22 @@ def test_a_tuple_argnums_takes_one_tangent_per_argument_named(name):
 def test_has_aux_without_a_pair_raises_naming_the_transform(name, call):
     with pytest.raises(TypeError, match=rf"^{name}\(\.\.\., has_aux=True\): the function must return a pair"):
         call()
+
+
+def test_argnums_reads_numpy_ints_and_says_what_is_wrong_otherwise():
+    f = lambda a, b: a * b  # noqa: E731
+    assert grad(f, argnums=np.int64(1))(2.0, 3.0) == 2.0
+    with pytest.raises(TypeError, match=r"argnums=1.0 holds 1.0, a float, not an argument number"):
+        grad(f, argnums=1.0)(2.0, 3.0)
+    with pytest.raises(ValueError, match=r"the call passed none \(keyword arguments are held"):
+        grad(lambda a, b=1.0: a * b)(a=1.0, b=2.0)
+
+
+@pytest.mark.parametrize("transform", [jacobian, jacfwd, hessian])
+def test_jacobians_and_hessian_hold_keyword_arguments_as_grad_does(transform):
+    f = lambda x, y=1.0: anp.sum(anp.sin(x) * x) * y  # noqa: E731
+    x = np.array([0.3, 1.1])
+    got = transform(f)(x, y=3.0)
+    expected = transform(lambda x: f(x, 3.0))(x)
+    np.testing.assert_allclose(got, expected, rtol=1e-15)
+    assert not np.allclose(got, transform(f)(x))

@@ -215,26 +215,6 @@ def _mlp():
 _MATRICES = lambda n: getattr(n, "ndim", 0) == 2  # noqa: E731
 
 
-@pytest.mark.parametrize("layouts", [False, True])
-@pytest.mark.parametrize("f", [autodiff.sumsq, sumsq], ids=["known reduction", "any f"])
-def test_only_tests_the_parameters_themselves_as_well_as_their_containers(monkeypatch, layouts, f):
-    from autodiff._accel import layouts as _layouts
-
-    monkeypatch.setattr(_layouts, "ENABLED", layouts)
-    model = _mlp()
-    weights = [p for p in trainables(model) if p.ndim == 2]
-    for _ in range(3):  # later calls may take the compiled readers: they must not bypass only=
-        assert np.isclose(total(f, model, only=_MATRICES), sum(float((w * w).sum()) for w in weights))
-        assert np.isclose(total(f, model, only=np.ndarray), total(f, model))
-        assert np.isclose(total(f, model, only=(np.ndarray,)), total(f, model))
-        g = grad(lambda m: total(f, m, only=_MATRICES))(model)
-        for layer in (0, 2):
-            np.testing.assert_allclose(g.layers[layer].weight, 2 * model.layers[layer].weight)
-            assert g.layers[layer].bias is None
-        g = grad(lambda m: total(f, m, only=np.ndarray))(model)
-        np.testing.assert_allclose(g.layers[2].bias, 2 * model.layers[2].bias)
-
-
 def test_only_matching_a_parameter_with_grads_and_at_second_order():
     model = _mlp()
     loss = lambda m: anp.sum(m(np.ones((2, 3))) ** 2)  # noqa: E731
@@ -309,31 +289,6 @@ def test_fast_path_equals_generic_path_to_second_order(name):
         _assert_same_tree(grad(penalty)(model), grad(generic_penalty)(model))  # second order: fast = generic
         assert autodiff.gradcheck(penalty, model, order=1)
     assert autodiff.gradcheck(lambda m: total(fast, m), models[1], order=2)
-
-
-def test_scaled_and_grads_forms_take_the_fast_path_and_agree_with_the_generic_one():
-    from autodiff._accel import REFERENCE
-    from autodiff._accel.reductions import lookup
-    from autodiff._for_traversal import is_known
-
-    rng = np.random.default_rng(5)
-    shared = rng.standard_normal(3)
-    model = {"a": shared, "b": [shared, rng.standard_normal((2, 2))]}
-    half = autodiff.scaled(0.5, autodiff.sumsq)
-    assert is_known(half)
-    assert (lookup(half) is None) == REFERENCE  # the fused path (an acceleration) takes it unless switched off
-    generic = lambda p: 0.5 * anp.sum(p * p)  # noqa: E731
-    np.testing.assert_allclose(total(half, model), total(generic, model), rtol=1e-12)
-    _assert_same_tree(grad(lambda m: total(half, m))(model), grad(lambda m: total(generic, m))(model))
-    assert autodiff.gradcheck(lambda m: total(half, m), model, order=2)
-    g = grad(lambda m: anp.sum(anp.sin(m["a"]) * m["b"][0]) + anp.sum(m["b"][1] ** 3))(model)
-    by_known = total(autodiff.sumsq, model, g)
-    by_pairs = total(lambda x, dx: anp.sum(dx * dx), model, g)
-    np.testing.assert_allclose(by_known, by_pairs, rtol=1e-12)
-    lam_traced = grad(lambda lam: total(autodiff.scaled(lam, autodiff.sumsq), model))(2.0)  # a traced scale
-    np.testing.assert_allclose(lam_traced, total(autodiff.sumsq, model), rtol=1e-12)
-    penalty = lambda m: total(autodiff.sumsq, m, grad(lambda q: anp.sum(anp.tanh(q["b"][1])))(m))  # noqa: E731
-    assert autodiff.gradcheck(penalty, model, order=1)
 
 
 # --- complex parameters: total's pushforward pairs as Re Σ c·t (the engine's convention), never conjugated ---
