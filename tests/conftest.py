@@ -19,9 +19,9 @@ def rng():
 
 def pytest_sessionfinish(session, exitstatus):
     """After the whole suite: every kernel may keep at most 4 compiled specialisations."""
-    from autodiff._accel import kernels as _kernels
+    from tests.internals import kernel_signatures
 
-    too_many = {name: n for name, n in _kernels.signatures().items() if n > 4}
+    too_many = {name: n for name, n in kernel_signatures().items() if n > 4}
     if too_many:
         print(f"\nkernels compiled too many specialisations: {too_many}")
         session.exitstatus = 1

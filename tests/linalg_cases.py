@@ -12,7 +12,7 @@ import hypothesis.strategies as st
 import numpy as np
 
 import autodiff.numpy as anp
-from autodiff.numpy._broadcast import dtype_of
+from autodiff.extend import plain_value
 
 
 def _spread_diagonal(m, n):
@@ -35,7 +35,7 @@ def complex_pair(x):
 
 def _weights(shape, phase, like):
     """Fixed weights in ``like``'s dtype (float64 constants would widen a float32 result)."""
-    return np.cos(np.arange(int(np.prod(shape))).reshape(shape) + phase).astype(dtype_of(like))
+    return np.cos(np.arange(int(np.prod(shape))).reshape(shape) + phase).astype(np.result_type(plain_value(like)))
 
 
 def svd_invariants(a, full_matrices=False):

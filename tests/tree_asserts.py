@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from autodiff._trees import leaves
+from tests.trees import leaves
 
 
 def assert_same_tree(a, b, rtol=1e-10, atol=1e-12):

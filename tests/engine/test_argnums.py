@@ -10,7 +10,7 @@ import pytest
 import autodiff.numpy as anp
 import layers
 from autodiff import grad, hessian, hvp, hvp_operator, jacfwd, jacobian, jacrev, jvp
-from autodiff._trees import leaves
+from tests.trees import leaves
 from traversal import fmap, isnumeric
 
 torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")

@@ -6,7 +6,7 @@ import pytest
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, vjp
-from autodiff.numpy._interop import DetachError
+from tests.internals import DetachError
 
 
 def test_non_scalar_output_suggests_jacobian_or_sum():

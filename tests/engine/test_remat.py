@@ -11,6 +11,7 @@ import autodiff
 import autodiff.numpy as anp
 from autodiff import gradcheck, remat
 from bench import memory_chain
+from tests.trees import leaves
 
 RNG = np.random.default_rng(3)
 W1, W2 = RNG.standard_normal((3, 4)) / 2, RNG.standard_normal((4, 3)) / 2
@@ -32,7 +33,7 @@ def loss(params, x, step=block):
 
 
 def _close(a, b, rtol=1e-12):
-    for (_, u), (_, v) in zip(autodiff._trees.leaves(a), autodiff._trees.leaves(b)):
+    for (_, u), (_, v) in zip(leaves(a), leaves(b)):
         np.testing.assert_allclose(u, v, rtol=rtol, atol=1e-14)
 
 

@@ -124,19 +124,19 @@ def test_residual_rules_nest_inside_another_grad():
 
 def test_grad_frees_the_residuals_with_the_entry():
     tapes = []
-    from autodiff import _traced
+    from tests.internals import Tape
 
-    original = _traced.Tape.__init__
+    original = Tape.__init__
 
     def spy(self, level):
         original(self, level)
         tapes.append(self)
 
-    _traced.Tape.__init__ = spy
+    Tape.__init__ = spy
     try:
         grad(lambda x: anp.sum(lse(x, Y)))(X)
     finally:
-        _traced.Tape.__init__ = original
+        Tape.__init__ = original
     assert tapes and all(t.residuals == {} for t in tapes)
 
 

@@ -10,6 +10,7 @@ import autodiff
 import autodiff.numpy as anp
 from autodiff import Tangent, grad
 from autodiff.extend import register_container
+from tests.trees import leaves
 
 Pair = namedtuple("Pair", ["a", "b"])
 
@@ -24,7 +25,7 @@ class Dense:
 
 def loss(model):
     total = 0.0
-    for _, leaf in autodiff._trees.leaves(model):
+    for _, leaf in leaves(model):
         if autodiff.extend.is_differentiable(leaf):
             total = total + anp.sum(anp.sin(leaf) * leaf)
     return total

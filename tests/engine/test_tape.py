@@ -10,7 +10,7 @@ import pytest
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad
-from autodiff._traced import Tape
+from tests.internals import Tape
 
 
 def chain(x, n=10_000):

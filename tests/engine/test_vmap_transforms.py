@@ -14,10 +14,10 @@ import pytest
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, hessian, jacfwd, jacrev, vmap
-from autodiff._traced import value_of
-from autodiff.extend import BatchingWarning
+from autodiff.extend import BatchingWarning, plain_value
 from layers import MLP
 from layers.losses import binary_cross_entropy_with_logits, mse, softmax_cross_entropy
+from tests.probes import pullback_counter
 
 torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
 functional_call, tgrad, thessian = torch.func.functional_call, torch.func.grad, torch.func.hessian
@@ -194,19 +194,17 @@ def test_per_example_jacobians_of_an_mlp(ours, theirs, dtype):
     np.testing.assert_allclose(got, tvmap(theirs(tf))(torch.tensor(x)).numpy(), **TOL[dtype])
 
 
-def test_a_jacobian_under_vmap_is_one_batched_backward_pass(monkeypatch):
+def test_a_jacobian_under_vmap_is_one_batched_backward_pass():
     """The basis has one example's shape and the rows are pulled back together: one backward pass for the
-    whole batch of Jacobians, not one per row and not a fallback to a loop."""
-    from autodiff import _backward
-
-    passes = []
-    real = _backward.run
-    monkeypatch.setattr(_backward, "run", lambda tape, seeds, **kw: passes.append(1) or real(tape, seeds, **kw))
+    whole batch of Jacobians, not one per row and not a fallback to a loop (a probe at the input counts the
+    passes that reach it)."""
+    probe, passes = pullback_counter("probe_jacobian_under_vmap")
     model, _, x = _jacobian_case(np.float64)
     with warnings.catch_warnings():
         warnings.simplefilter("error", BatchingWarning)
-        vmap(jacrev(model))(x)
+        got = vmap(jacrev(lambda xi: model(probe(xi))))(x)
     assert len(passes) == 1
+    np.testing.assert_allclose(got, vmap(jacrev(model))(x), rtol=1e-12)
 
 
 def test_per_example_hessians_match_a_loop_and_torch_func():
@@ -271,7 +269,7 @@ def test_a_jacobian_of_1000_outputs_runs_each_pullback_once_per_chunk(chunk_size
     events = [e for e in t.events if e[0] is inner]
     assert len(inner.entries) == 3  # the input, matmul, tanh
     assert len(events) == 2 * passes
-    rows = sorted({value_of(g).shape[0] for _, _, _, g, _ in events})  # the batch axis leads the value
+    rows = sorted({plain_value(g).shape[0] for _, _, _, g, _ in events})  # the batch axis leads the value
     assert rows == sorted({1000 if chunk_size is None else n for n in (300, 100)})
     np.testing.assert_allclose(jacrev(f, chunk_size=chunk_size)(np.ones(3)),
                                jacfwd(f)(np.ones(3)), rtol=1e-12, atol=1e-15)

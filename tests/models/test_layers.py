@@ -6,12 +6,21 @@ import pytest
 import autodiff
 import autodiff.numpy as anp
 import layers
-from layers import AvgPool2d, BatchNorm, Chain, Conv2d, Dense, Embedding, LayerNorm, MaxPool2d, Residual
-from layers._batch_norm import batch_norm
-from layers._conv import conv2d
-from layers._max_pool import max_pool
-from layers._torch import load_torch_state_dict, torch_name
-from traversal import fmap, fmap_with_path, isnumeric, trainables
+from layers import (
+    AvgPool2d,
+    BatchNorm,
+    Chain,
+    Conv2d,
+    Dense,
+    Embedding,
+    LayerNorm,
+    MaxPool2d,
+    Residual,
+    load_torch_state_dict,
+    save_torch_state_dict,
+)
+from tests.internals import batch_norm, conv2d, max_pool
+from traversal import fmap, isnumeric, trainables
 
 torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
 RTOL, ATOL = 1e-4, 1e-5
@@ -45,9 +54,8 @@ def _check(layer, module, x, train=False, rtol=RTOL, atol=ATOL):
     np.testing.assert_allclose(y, ty, rtol=rtol, atol=atol)
     if t_gx is not None:
         np.testing.assert_allclose(g_x, t_gx.numpy(), rtol=rtol, atol=atol)
-    ours = {}
-    fmap_with_path(lambda p, g: ours.__setitem__(torch_name(p), g), g_layer,
-                   exclude=lambda g: isinstance(g, np.ndarray))
+    named = {} if g_layer is None else save_torch_state_dict(g_layer)  # our gradients by torch's names (None: a pool)
+    ours = {name: g.numpy() for name, g in named.items()}
     for name, tg in t_grads.items():
         assert ours[name].dtype == y.dtype == x.dtype
         np.testing.assert_allclose(ours[name], tg, rtol=rtol, atol=atol, err_msg=name)
@@ -144,8 +152,7 @@ def test_resnet18_matches_torch_float32():
     torch.manual_seed(0)
     module = ResNet18(10)
     ours = layers.resnet18(10)
-    names = {}
-    fmap_with_path(lambda p, x: names.__setitem__(torch_name(p), x.shape) if isnumeric(x) else None, ours)
+    names = {k: tuple(v.shape) for k, v in save_torch_state_dict(ours).items() if "num_batches" not in k}
     torch_shapes = {k: tuple(v.shape) for k, v in module.state_dict().items() if "num_batches" not in k}
     assert names == torch_shapes  # every name and shape, buffers included
     x = np.random.default_rng(5).standard_normal((2, 3, 32, 32)).astype(np.float32)

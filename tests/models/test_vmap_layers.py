@@ -15,8 +15,7 @@ from autodiff import grad, hvp, vmap
 from autodiff.extend import BatchingWarning
 from autodiff.nn import functional as F
 from layers import BatchNorm, Conv2d, Dense, Embedding, MaxPool2d
-from layers._batch_norm import batch_norm, bn_grad_input, bn_grad_sums
-from layers._max_pool import pool_gather, pool_scatter
+from tests.internals import batch_norm, bn_grad_input, bn_grad_sums, pool_gather, pool_scatter
 
 B = 3
 EPS = 1e-5

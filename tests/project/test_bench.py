@@ -19,6 +19,7 @@ from bench import __main__ as runner
 from bench import _fresh, _noise, _stats, _timing, chart, kernels, memory, mlp, overhead, report
 from bench._row import Row, absorb, record
 from bench._timing import Context, Lane, Mismatch, Rounds, calibrate, lanes, others_running, settle, try_torch
+from tests.internals import kernel_threads
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -81,7 +82,6 @@ def test_a_race_alternates_the_order_and_runs_torchs_twin_on_one_thread_then_res
 
 
 def test_ours_one_thread_twin_limits_numpys_blas_and_our_kernel_thread_then_restores_both():
-    from autodiff._accel import parallel as _parallel
     from bench._timing import ours_one_thread
 
     try:
@@ -92,12 +92,12 @@ def test_ours_one_thread_twin_limits_numpys_blas_and_our_kernel_thread_then_rest
     def numpy_blas_threads():
         return [lib["num_threads"] for lib in threadpoolctl.threadpool_info() if "numpy" in lib["filepath"]]
 
-    before, kernel_threads, seen = numpy_blas_threads(), _parallel._threads, []
-    twin = ours_one_thread(lambda: seen.append((numpy_blas_threads(), _parallel._threads)))
+    before, threads_before, seen = numpy_blas_threads(), kernel_threads(), []
+    twin = ours_one_thread(lambda: seen.append((numpy_blas_threads(), kernel_threads())))
     rounds = Context(mode="smoke").race({"ours": lambda: None, twin.name: twin})
     assert twin.name == "ours@1" and set(rounds.times) == {"ours", "ours@1"}
     assert seen and all(blas == [1] * len(before) and kernels == 1 for blas, kernels in seen)
-    assert numpy_blas_threads() == before and _parallel._threads == kernel_threads
+    assert numpy_blas_threads() == before and kernel_threads() == threads_before
 
 
 def test_with_ours_twin_each_side_is_judged_at_its_faster_setting():
@@ -252,14 +252,13 @@ def test_a_row_is_noisy_when_others_used_the_cpu_and_its_goal_is_then_not_judged
 
 
 def test_a_busy_machine_holds_every_pool_at_one_thread_and_times_one_call_per_lane_without_a_verdict():
-    from autodiff._accel import parallel as _parallel
 
     torch, busy = _FakeTorch(), _noise.Interference(others=1.0, wall=1.0)
-    kernel_threads = _parallel._threads
+    threads_before = kernel_threads()
     ctx = Context(mode="quick", torch=torch, adapt=True)
     ctx.observe(busy)
     try:
-        assert ctx.busy and ctx.settings is _timing.BUSY and torch.threads == 1 and _parallel._threads == 1
+        assert ctx.busy and ctx.settings is _timing.BUSY and torch.threads == 1 and kernel_threads() == 1
         rounds = ctx.race({"ours": lambda: None, "torch": lambda: None})
         assert rounds.busy and all(len(t) == 1 for t in rounds.times.values())
         row = record(Row("a step", goal=10.0), rounds)
@@ -267,7 +266,7 @@ def test_a_busy_machine_holds_every_pool_at_one_thread_and_times_one_call_per_la
     finally:
         ctx.observe(_noise.Interference(others=0.0, wall=1.0))  # quiet again: the threads come back
     assert not ctx.busy and ctx.settings is _timing.MODES["quick"]
-    assert torch.threads == 2 and _parallel._threads == kernel_threads
+    assert torch.threads == 2 and kernel_threads() == threads_before
 
 
 def test_a_context_made_by_hand_ignores_the_machines_load_so_tests_of_the_rounds_stay_deterministic():
@@ -277,14 +276,13 @@ def test_a_context_made_by_hand_ignores_the_machines_load_so_tests_of_the_rounds
 
 
 def test_a_busy_machine_is_named_before_anything_runs_and_the_threads_are_given_back(monkeypatch, capsys):
-    from autodiff._accel import parallel as _parallel
 
-    kernel_threads = _parallel._threads
+    threads_before = kernel_threads()
     monkeypatch.setattr(_noise, "sample", lambda seconds=0.5: _noise.Interference(others=0.9, wall=0.5))
     assert runner.main(["--smoke", "--only", "overhead"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("BUSY: other processes are using 1.80 of a core") and "not judged" in out
-    assert _parallel._threads == kernel_threads
+    assert kernel_threads() == threads_before
 
 
 def test_every_goal_is_a_ratio_measured_in_one_run_never_an_absolute_time():

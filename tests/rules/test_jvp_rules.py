@@ -3,12 +3,20 @@ elementwise, complex, broadcast, named reductions and nn; linear algebra; autodi
 primitive its modules define has a JVP rule of its own, the trace shows that rule (not the pullback pushed
 forward), and the tangents agree with the pullbacks, finite differences and torch.func.jvp."""
 
+import ast
+import importlib
+import inspect
+import re
+
 import numpy as np
 import pytest
 
 import autodiff
+import autodiff.nn.functional as F
 import autodiff.numpy as anp
 from autodiff import grad, gradcheck, hvp, jacrev, jvp, vjp
+from autodiff.extend import Primitive
+from tests.internals import jvp_rules
 
 X = np.array([0.3, -0.7, 1.1])
 V = np.array([1.0, 0.5, -2.0])
@@ -28,11 +36,6 @@ SHAPE_GROUP = [
 
 def _primitives_defined_in(module):
     """The primitives bound by a module's own top-level assignments (``max = amax = ...`` too), not its imports."""
-    import ast
-    import inspect
-
-    from autodiff.extend import Primitive
-
     tree = ast.parse(inspect.getsource(module))
     assigned = [node for node in tree.body if isinstance(node, ast.Assign)]
     names = {t.id for node in assigned for t in node.targets if isinstance(t, ast.Name)}
@@ -40,20 +43,15 @@ def _primitives_defined_in(module):
 
 
 def test_shape_group_every_primitive_has_its_own_jvp_rule():
-    import importlib
-
-    from autodiff._jvp_rules import _jvp_rules
-
     found = {}
     for name in SHAPE_GROUP:
         found.update({f"{name}.{k}": p for k, p in _primitives_defined_in(importlib.import_module(name)).items()})
     assert len(set(found.values())) >= 25  # sum ... windows: the lookup itself finds them
-    assert [k for k, p in found.items() if p not in _jvp_rules] == []
+    assert [k for k, p in found.items() if p not in jvp_rules] == []
 
 
 def _shape_group_ops(x):
-    from autodiff.numpy._construction import split_flat
-    from layers._conv import unwindow, windows
+    from tests.internals import split_flat, unwindow, windows
 
     m = anp.reshape(x, (2, 3))
     reduced = anp.max(m, axis=0) * anp.prod(m) * anp.cumprod(x)[-1] + anp.sum(anp.pad(m, 1)) + anp.cumsum(x)[0]
@@ -111,41 +109,27 @@ def test_shape_group_kinks_follow_the_pullback_and_torch(ours, theirs):
 
 # --- group "elementwise": JVP rules of the elementwise, complex, broadcast, named-reduction and nn ops ----
 
-import re  # noqa: E402
-
-import autodiff.nn.functional as F  # noqa: E402
-from autodiff._jvp_rules import _jvp_rules  # noqa: E402
-from autodiff.extend import Primitive  # noqa: E402
-from autodiff.numpy import (  # noqa: E402
-    _angles,
-    _binary,
-    _broadcast,
-    _cleanup,
-    _complex,
-    _elementwise,
-    _named,
-    _real_functions,
-    _remainder,
-    _sinc,
-    _transcendental,
-)
-
-ELEMENTWISE_MODULES = [_elementwise, _transcendental, _binary, _complex, _broadcast, _named, F, _remainder,
-                       _sinc, _angles, _real_functions, _cleanup]
+ELEMENTWISE_MODULES = [
+    "autodiff.numpy._elementwise", "autodiff.numpy._transcendental", "autodiff.numpy._binary",
+    "autodiff.numpy._complex", "autodiff.numpy._broadcast", "autodiff.numpy._named", "autodiff.nn.functional",
+    "autodiff.numpy._remainder", "autodiff.numpy._sinc", "autodiff.numpy._angles", "autodiff.numpy._real_functions",
+    "autodiff.numpy._cleanup",
+]
 
 
-def _defined_primitives(module):
+def _defined_primitives(name):
     """The primitives a module makes itself (``name = primitive(...)``), not those it imports."""
+    module = importlib.import_module(name)
     with open(module.__file__) as f:
         made = set(re.findall(r"^(\w+) = primitive\(", f.read(), re.M))
     return {name: v for name, v in vars(module).items() if isinstance(v, Primitive) and name in made}
 
 
-@pytest.mark.parametrize("module", ELEMENTWISE_MODULES, ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", ELEMENTWISE_MODULES)
 def test_elementwise_every_primitive_has_its_own_jvp_rule(module):
     defined = _defined_primitives(module)
-    assert [name for name, p in defined.items() if p not in _jvp_rules] == []
-    if module is not _cleanup:  # _cleanup composes other ops and defines no primitive
+    assert [name for name, p in defined.items() if p not in jvp_rules] == []
+    if module != "autodiff.numpy._cleanup":  # _cleanup composes other ops and defines no primitive
         assert defined
 
 
@@ -161,7 +145,7 @@ ZV = np.array([1.0 + 0.5j, -0.3 + 2.0j, 0.7 - 1.0j])
 
 F32 = np.dtype(np.float32)
 ELEMENTWISE_KINDS = {
-    "linear": (lambda x: _broadcast.cast(anp.broadcast_to(anp.deg2rad(-x) * 2.0, (2, 3)), F32), (X, V)),
+    "linear": (lambda x: anp.cast(anp.broadcast_to(anp.deg2rad(-x) * 2.0, (2, 3)), F32), (X, V)),
     "one jvp per argument": (lambda x: anp.where(x > 0, x + 1.0, 2.0 - x), (X, V)),
     "chain rule": (lambda x: anp.sinh(anp.exp(anp.sqrt(x * x))) / x ** 2.0, (X, V)),
     "choice": (lambda x: anp.clip(anp.maximum(x, 0.1), -0.5, 0.7) + anp.remainder(x, 0.4), (X, V)),
@@ -243,12 +227,6 @@ LINALG_MODULES = ["autodiff.numpy.linalg", "autodiff.numpy._decompositions", "tr
 
 def _elementwise_primitives_in(name):
     """The primitives among a module's globals that it defines (not those it imports from elsewhere)."""
-    import ast
-    import importlib
-    import inspect
-
-    from autodiff.extend import Primitive
-
     module = importlib.import_module(name)
     tree = ast.parse(inspect.getsource(module))
     imported = {a.asname or a.name for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))
@@ -258,12 +236,10 @@ def _elementwise_primitives_in(name):
 
 @pytest.mark.parametrize("name", LINALG_MODULES)
 def test_linalg_every_primitive_has_its_own_jvp_rule(name):
-    from autodiff._jvp_rules import _jvp_rules
-
     defined = _elementwise_primitives_in(name)
     if name.startswith("autodiff.numpy") or name == "traversal._total":
         assert defined, f"{name}: no primitive found; the lookup is broken"
-    assert [k for k, p in defined.items() if p not in _jvp_rules] == []
+    assert [k for k, p in defined.items() if p not in jvp_rules] == []
 
 
 def _linalg_matrix(shape, seed=0, dtype=np.float64):
@@ -378,8 +354,6 @@ SCIPY_MODULES = ["autodiff.scipy.special._gamma", "autodiff.scipy.special._beta"
 
 
 def _scipy_primitives():
-    import importlib
-
     found = {}
     for name in SCIPY_MODULES:
         found.update({f"{name}.{k}": p for k, p in _primitives_defined_in(importlib.import_module(name)).items()})
@@ -389,7 +363,7 @@ def _scipy_primitives():
 def test_scipy_every_primitive_has_its_own_jvp_rule():
     found = _scipy_primitives()
     assert len(set(found.values())) >= 31  # gammaln ... odeint: the lookup itself finds them
-    assert [k for k, p in found.items() if p not in _jvp_rules] == []
+    assert [k for k, p in found.items() if p not in jvp_rules] == []
 
 
 def _scipy_ops(x):

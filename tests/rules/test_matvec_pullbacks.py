@@ -9,7 +9,7 @@ import pytest
 import autodiff
 import autodiff.numpy as anp
 from autodiff import grad, gradcheck, trace
-from autodiff.numpy._contract import contract
+from tests.internals import contract
 
 torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
 

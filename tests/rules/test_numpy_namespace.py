@@ -15,9 +15,8 @@ import pytest
 
 import autodiff
 import autodiff.numpy as anp
-from autodiff.numpy._namespace import AS_IS
-from autodiff.numpy._plain_ops import PLAIN
 from tests.derivative_checks import check_derivatives, check_vmap
+from tests.internals import AS_IS, PLAIN
 
 _IN_PLACE = "changes an array in place, which a traced value cannot be; build a new array instead"
 _IO = "reads or writes files or buffers of plain data; load with numpy, then differentiate"

@@ -13,7 +13,6 @@ import zipfile
 import numpy as np
 import pytest
 
-import traversal._checkpoint_archive as _checkpoint_archive
 from traversal import CheckpointError, fmap_with_path, load, save
 
 
@@ -96,13 +95,15 @@ def test_a_save_overtaken_by_another_still_writes_its_own_whole_file(tmp_path, m
     """Deterministic: the first save pauses after its metadata while a second save to the same path runs to the
     end; then the first finishes. Each wrote a file of its own, so the last rename wins, whole."""
     path, first_paused, second_done = tmp_path / "c.npz", threading.Event(), threading.Event()
-    write_member, errors = _checkpoint_archive._member, []
+    open_member, errors, written = zipfile.ZipFile.open, [], []
 
-    def pausing(archive, name, array):
-        write_member(archive, name, array)
-        if name == _checkpoint_archive.META and threading.current_thread().name == "first":
-            first_paused.set()
-            assert second_done.wait(10)
+    def pausing(archive, name, mode="r", **kwargs):  # a checkpoint is a zip archive (an .npz) of members
+        if mode == "w" and threading.current_thread().name == "first":
+            written.append(name)
+            if len(written) == 2:  # the metadata, the first member, is written: pause before the next
+                first_paused.set()
+                assert second_done.wait(10)
+        return open_member(archive, name, mode, **kwargs)
 
     def run(value, after=None):
         try:
@@ -112,7 +113,7 @@ def test_a_save_overtaken_by_another_still_writes_its_own_whole_file(tmp_path, m
         if after is not None:
             after.set()
 
-    monkeypatch.setattr(_checkpoint_archive, "_member", pausing)
+    monkeypatch.setattr(zipfile.ZipFile, "open", pausing)
     first = threading.Thread(target=run, args=(1.0,), name="first")
     first.start()
     assert first_paused.wait(10)

@@ -29,7 +29,7 @@ from autodiff import (
     vjp,
     vmap,
 )
-from traversal._trainable import trainable_paths
+from tests.trees import trainable_paths
 
 CONSTANTS = ("running_mean", "running_var", "eps", "momentum")
 

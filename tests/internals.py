@@ -1,0 +1,86 @@
+"""The internal names that tests outside ``tests/accel/`` still need, all in one place, each with the reason.
+
+Tests use the public API (``autodiff``, ``autodiff.extend``, ``autodiff.numpy``, ``traversal``, ``layers``,
+``optimisers``) wherever it can say what they check.  What is left here checks a mechanism that no public name
+shows.  When an internal module moves, this is the one file of those tests to change.  The accelerations' tests
+(``tests/accel/``) import their modules directly: they test an acceleration against its reference twin, and
+both are internal.
+
+>>> len(vjp_rules) > 100 and len(jvp_rules) > 100
+True
+>>> kernel_threads() in (1, 2)
+True
+"""
+
+from autodiff._batch_rules import _batch_rules as batch_rules
+from autodiff._jvp_rules import _jvp_rules as jvp_rules
+from autodiff._primitive import _rules as vjp_rules
+from autodiff._protection import held_count, release
+from autodiff._residuals import Like, Plan
+from autodiff._traced import DetachError, Tape, new_input, open_tape
+from autodiff.numpy._broadcast import sum_to_shape
+from autodiff.numpy._construction import split_flat
+from autodiff.numpy._contract import contract
+from autodiff.numpy._elementwise import cos_backward, sin_backward, tanh_backward
+from autodiff.numpy._indexing import scatter_add
+from autodiff.numpy._linalg import matmul_nt, matmul_tn
+from autodiff.numpy._namespace import AS_IS
+from autodiff.numpy._plain_ops import PLAIN
+from layers._batch_norm import batch_norm, bn_grad_input, bn_grad_sums
+from layers._conv import conv2d, unwindow, windows
+from layers._max_pool import max_pool, pool_gather, pool_scatter
+
+__all__ = [
+    "sin_backward", "cos_backward", "tanh_backward", "matmul_nt", "matmul_tn", "sum_to_shape", "scatter_add",
+    "split_flat", "windows", "unwindow", "contract",
+    "conv2d", "max_pool", "batch_norm", "bn_grad_sums", "bn_grad_input", "pool_gather", "pool_scatter",
+    "vjp_rules", "jvp_rules", "batch_rules",
+    "AS_IS", "PLAIN", "DetachError",
+    "Tape", "open_tape", "new_input", "release", "Like", "Plan", "held_count",
+    "kernel_signatures", "kernel_threads",
+]
+
+# --- primitives the built-in pullbacks call -------------------------------------------------------------------
+# sin_backward ... windows/unwindow run inside the pullbacks of sin, cos, tanh, matmul, broadcasting, indexing,
+# anp.array and conv2d, so a second derivative differentiates them: the op table (tests/op_table.py) checks their
+# own rules at orders 1 and 2, the fuzzer compares them with torch, and the JVP tests find them in the traces of
+# forward-over-reverse.  ``contract`` is the one contraction every matmul form's pullback calls (checked against
+# np.einsum).  No public name reaches them but through a pullback.
+
+# --- the layers' functional primitives ------------------------------------------------------------------------
+# Conv2d, MaxPool2d and BatchNorm call conv2d, max_pool and batch_norm (and their pullbacks bn_grad_sums,
+# bn_grad_input, pool_gather, pool_scatter); layers has no public functional form.  Their argument checks and
+# their batching rules (vmap over each alone, against a loop) are tested on the primitives themselves.
+
+# --- the rule registries --------------------------------------------------------------------------------------
+# Completeness checks: every primitive a group of modules defines has a JVP rule of its own, every built-in
+# primitive a batching rule, and check_rules never wraps autodiff's own pullbacks.
+
+# --- numpy's namespace ----------------------------------------------------------------------------------------
+# AS_IS (numpy's own objects, given raw) and PLAIN (plain functions of plain values): test_numpy_namespace checks
+# that every name of numpy's namespace is one of ours, one of these, or refused by name.
+
+# --- DetachError ----------------------------------------------------------------------------------------------
+# The error a traced value raises when numpy would convert it to a plain array.  It should be public (users catch
+# it, and its messages and the docs print it as autodiff._traced.DetachError); until it is, tests import it here.
+
+# --- the tape's own objects -----------------------------------------------------------------------------------
+# What a tape keeps and frees (tests/engine/test_memory.py, test_tape.py, test_residuals.py, test_mutation.py):
+# its entries (Like stand-ins, Plan), the Tape objects themselves, and the protection registry's count of holds.
+# The public API shows none of them, only their effects (memory, writeable flags), which those tests check too.
+
+
+def kernel_signatures():
+    """``{kernel name: compiled specialisations}``: the suite's end-of-session check (conftest.py) that no
+    numba kernel compiled more than a few."""
+    from autodiff._accel import kernels
+
+    return kernels.signatures()
+
+
+def kernel_threads():
+    """The threads our large reductions use now (1 or 2): the benchmark runner sets them through
+    ``autodiff._accel.parallel.set_threads`` and must give them back (tests/project/test_bench.py)."""
+    from autodiff._accel import parallel
+
+    return parallel._threads
