@@ -10,6 +10,11 @@ each test still compares the acceleration, called by hand, with the reference.)
 - ``autodiff._accel.elementwise``: float64 ``tanh`` on a numba kernel.
 """
 
+import os
+import pickle
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -26,6 +31,7 @@ from tests.gallery import gallery
 from traversal import _collect, fmap, total, trainables
 from traversal._accel import collect as accel_collect
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = {k: m for k, m in gallery().items() if k not in ("one_array_in_two_arguments", "empty")}
 
 
@@ -92,25 +98,64 @@ PAIRS = [(r, m) for r in sorted(REDUCTIONS) for m in sorted(MODELS)
          if (r, m) != ("sum", "complex")]  # a complex sum is no real scalar: grad refuses it either way
 
 
-@pytest.mark.parametrize(("name", "model_name"), PAIRS)
-def test_known_reductions_fused_equal_the_reference(monkeypatch, name, model_name):
+def _pair(name, model_name):
     f, model = REDUCTIONS[name], MODELS[model_name]
     if name == "norm" and any(not np.any(p) for p in trainables(model)):
         model = fmap(lambda p: p + 0.25, model)  # away from the zero vector, where a norm is not differentiable
-    fused = _three(f, model)
-    monkeypatch.setattr(accel_reductions, "lookup", lambda f: None)  # the reference: total's generic path
-    reference = _three(f, model)
-    np.testing.assert_allclose(fused[0], reference[0], rtol=1e-6)
-    _same_tree(fused[1], reference[1], rtol=1e-6)
-    _same_tree(fused[2], reference[2], rtol=1e-6)
+    return f, model
 
 
 def _three(f, model):
-    """``total(f, m)``, its gradient, and the gradient of the squared gradient norm (order 2)."""
+    """``total(f, m)``, its gradient, and the gradient of the squared gradient norm (order 2); each gradient as
+    its list of arrays (``trainables``), so a result can cross to another process."""
     value = total(f, model)
     g = grad(lambda m: total(f, m))(model)
     g2 = grad(lambda m: total(autodiff.sumsq, grad(lambda q: total(f, q))(m)))(model)
-    return value, g, g2
+    return value, trainables(g), trainables(g2)
+
+
+def _save_fused(path):
+    """A fresh default-mode process's work for :func:`fused_elsewhere`: every pair's three results on the fused
+    path, which it checks it has (so the comparison cannot be hollow)."""
+    assert all(accel_reductions.lookup(f) is not None for f in REDUCTIONS.values()), "no fused path here"
+    with open(path, "wb") as out:
+        pickle.dump({pair: _three(*_pair(*pair)) for pair in PAIRS}, out)
+
+
+@pytest.fixture(scope="module")
+def fused_elsewhere(tmp_path_factory):
+    """``None`` in default mode, where both paths run in this process.  Under ``AUTODIFF_REFERENCE=1`` this
+    process has no fused path, so a fresh process without the variable computes the fused side of every pair."""
+    if not REFERENCE:
+        return None
+    path = tmp_path_factory.mktemp("fused") / "fused.pkl"
+    env = {k: v for k, v in os.environ.items() if k not in ("AUTODIFF_REFERENCE", "AUTODIFF_ACCEL_OFF")}
+    env["PYTHONPATH"] = os.pathsep.join([ROOT] + [p for p in [env.get("PYTHONPATH")] if p])
+    code = f"import tests.accel.test_accelerations as t; t._save_fused({str(path)!r})"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    with open(path, "rb") as saved:
+        return pickle.load(saved)
+
+
+@pytest.mark.parametrize(("name", "model_name"), PAIRS)
+def test_known_reductions_fused_equal_the_reference(monkeypatch, fused_elsewhere, name, model_name):
+    """The fused path against total's generic one: both here in default mode (the generic one by switching the
+    lookup off), or the fused one from a default-mode process under ``AUTODIFF_REFERENCE=1``."""
+    f, model = _pair(name, model_name)
+    if fused_elsewhere is None:
+        fused = _three(f, model)
+        monkeypatch.setattr(accel_reductions, "lookup", lambda f: None)  # the reference: total's generic path
+    else:
+        fused = fused_elsewhere[(name, model_name)]
+    reference = _three(f, model)
+    np.testing.assert_allclose(fused[0], reference[0], rtol=1e-6)
+    assert len(reference[1]) > 0  # a gradient to compare (the second order of a sum has none: it is linear)
+    for got, want in zip(fused[1:], reference[1:]):
+        assert len(got) == len(want)
+        for x, y in zip(got, want):
+            assert x.dtype == y.dtype
+            np.testing.assert_allclose(x, y, rtol=1e-6, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["sumsq", "abssum"])

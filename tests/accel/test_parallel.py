@@ -1,6 +1,7 @@
 """The two-thread path for large reductions gives the serial answers, in forked children and under
 concurrent Python threads too (timings live in bench/, not here)."""
 
+import json
 import math
 import os
 import threading
@@ -46,19 +47,50 @@ def test_parallel_equals_serial(big_model):
     assert math.isclose(norm, _serial(lambda: math.sqrt(total(autodiff.sumsq, big_model))), rel_tol=1e-12)
 
 
+def _watch_pieces(names):
+    """Make ``_parallel._share`` append, for every piece, the name of the thread that runs it.  The caller's
+    pieces wait (10 s at most) until the worker has started one, so a worker that exists always shows in
+    ``names``, however busy the machine; a serial run never calls the worker and shows none."""
+    share, worker_started = _parallel._share, threading.Event()
+
+    def watched(n, run):
+        def run_named(k):
+            name = threading.current_thread().name
+            names.append(name)
+            if name.startswith("autodiff-kernel"):  # the pool's worker (parallel.py names its thread so)
+                worker_started.set()
+            else:
+                worker_started.wait(10)
+            run(k)
+
+        share(n, run_named)
+
+    _parallel._share = watched
+
+
 def test_forked_child_uses_the_parallel_path(big_model):
-    expected = total(autodiff.sumsq, big_model)
+    """A forked child has no worker thread of its own until it makes one: the child's reduction must still be
+    shared with a worker (when the parent's is) and give the parent's answer."""
+    expected, parallel = total(autodiff.sumsq, big_model), _parallel._threads > 1  # 1 under AUTODIFF_REFERENCE=1
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
-            os.write(write, repr(float(total(autodiff.sumsq, big_model))).encode())
+            names = []
+            _watch_pieces(names)  # in the child only
+            value = float(total(autodiff.sumsq, big_model))
+            worker = sum(name.startswith("autodiff-kernel") for name in names)
+            os.write(write, json.dumps({"value": value, "worker": worker, "pieces": len(names)}).encode())
         finally:
             os._exit(0)
     os.close(write)
-    got = float(os.read(read, 100).decode())
+    child = json.loads(os.read(read, 1000).decode())
     os.waitpid(pid, 0)
-    assert math.isclose(got, expected, rel_tol=1e-12)
+    assert math.isclose(child["value"], expected, rel_tol=1e-12)
+    if parallel:
+        assert child["worker"] >= 1, f"the child ran all {child['pieces']} pieces on one thread"
+    else:
+        assert child["worker"] == 0
 
 
 def test_two_python_threads_at_once(big_model):
