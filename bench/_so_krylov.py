@@ -31,7 +31,7 @@ def rademacher(size, n, seed):
     """The ``n`` probes ``HvpOperator.trace_estimate(n, seed)`` draws, as rows of an ``(n, size)`` array.
 
     The operator draws each probe in turn from ``numpy.random.default_rng(seed)``; this repeats the
-    draw (tests/test_second_order_tasks.py checks the estimate against the dense Hessian with these probes).
+    draw (tests/models/test_second_order_tasks.py checks the estimate against the dense Hessian with these probes).
     """
     rng = np.random.default_rng(seed)
     return np.stack([_signs(rng, size) for _ in range(n)])

@@ -48,7 +48,7 @@ def maml_meta_step(torch=None, sizes=(1, 40, 40, 1), meta_batch=4, k=10, inner_s
 
     variants = {} if torch is None else _torch_variants(torch, model, batch, inner_steps, inner_lr)
     # Five second-order inner steps of a 40-wide float64 network: rounding differences near 1e-13 relative
-    # (tests/test_differentiable_optimisers.py holds the same loop to these bounds against torch).
+    # (tests/models/test_differentiable_optimisers.py holds the same loop to these bounds against torch).
     return Task(f"MAML meta-step, {inner_steps} inner Descent steps through optimisers.update, "
                 f"MLP {'-'.join(map(str, sizes))}, {meta_batch} tasks of {k}+{k} points",
                 ours, variants, allclose("MAML meta-gradient", rtol=1e-9, atol=1e-12), goal=1.0,

@@ -25,7 +25,7 @@ def compare_with_torch():
     import importlib.util
 
     if QUICK:
-        print("EXAMPLES_QUICK=1: comparison with torch skipped (tests/test_examples.py makes it)")
+        print("EXAMPLES_QUICK=1: comparison with torch skipped (tests/models/test_examples.py makes it)")
         return False
     if importlib.util.find_spec("torch") is None:
         print("torch is not installed; skipping the comparison (pip install -e '.[test]')")

@@ -4,7 +4,7 @@ The negative log marginal likelihood is ``-multivariate_normal.logpdf(y, 0, K(th
 ``autodiff.scipy.stats`` (a Cholesky factor and a triangular solve inside), and ``value_and_grad``
 hands scipy its value and gradient in one call.  The prediction uses ``cho_factor``/``cho_solve``.
 The gradient equals Rasmussen & Williams' closed form (eq. 5.9) and the fitted hyperparameters equal
-those a gradient-free search finds on ``scipy.stats``' own log-density (tests/test_scipy_examples.py).
+those a gradient-free search finds on ``scipy.stats``' own log-density (tests/models/test_scipy_examples.py).
 
 Run: ``python examples/gp_regression.py`` or ``python -m examples.gp_regression``.
 """

@@ -28,4 +28,5 @@ def pytest_sessionfinish(session, exitstatus):
 
 
 def pytest_addoption(parser):
-    parser.addoption("--fuzz-long", action="store_true", help="run the differential fuzzer (test_fuzz.py) for longer")
+    parser.addoption("--fuzz-long", action="store_true",
+                     help="run the differential fuzzer (tests/rules/test_fuzz.py) for longer")

@@ -4,7 +4,7 @@ A program is a small DAG: 1-3 inputs (rank 0-3, few distinct sizes so shapes lin
 grid of halves so that ties and exact zeros are common), 2-8 steps, each applying one ``Op`` to
 earlier values, and a scalar output ``sum(w * v)`` over every step value no later step reads.
 ``run`` executes a program with our ops (``OURS``) or torch's (``THEIRS``).  The table of ops
-lives in ``tests/test_fuzz.py``; here are its parts: ``Guard`` (an argument's domain, written in
+lives in ``tests/rules/test_fuzz.py``; here are its parts: ``Guard`` (an argument's domain, written in
 both libraries, so part of the program), ``Op``, the planners that pick an op's arguments from
 the values so far, and adapters from numpy's calling conventions to torch's.
 """

@@ -84,7 +84,7 @@ def ode_net(y, t, w):
 def odeint_net(y0, w):
     """A short solve (one output interval of 0.4 time units: the order-2 gradcheck costs two nested adjoint
     solves per interval, 20 examples a row; several intervals are checked at order 2 in
-    tests/test_scipy_integrate.py), tight enough (1e-12) that the solver's own error stays far below what
+    tests/rules/test_scipy_integrate.py), tight enough (1e-12) that the solver's own error stays far below what
     finite differences resolve: an adaptive solve moves by about its tolerance / eps under a step of eps, so 1e-10
     left errors near 1e-4 at order 2 (seed 9343 failed); the gradcheck sees the rules, not the solver."""
     return odeint(ode_net, y0, ODE_TIMES, (w,), rtol=1e-12, atol=1e-12)

@@ -189,7 +189,7 @@ REAL_ONLY = {
     "logaddexp", "where", "linalg.cholesky", "linalg.norm ord=inf",
     # these rows' functions (u * u, vh * vh) are invariant under a real sign but not a complex phase, so at
     # complex inputs they are not functions of the matrix; complex svd is checked against torch on
-    # phase-invariant functions in tests/test_linalg_decompositions.py
+    # phase-invariant functions in tests/rules/test_linalg_decompositions.py
     "linalg.svd", "linalg.svd square full", "linalg.svd tall full",
 }  # (autodiff.scipy's rows are not here: they refuse complex input, which the test below asserts)
 

@@ -47,7 +47,7 @@ def test_choices_at_python_floats(f):
         assert grad(f)(t) == pytest.approx(central_difference(lambda s: float(f(s)), t))  # maximum raised
 
 
-# prod at zeros, found by the differential fuzzer (tests/test_fuzz.py): a tuple of axes raised in np.moveaxis,
+# prod at zeros, found by the differential fuzzer (tests/rules/test_fuzz.py): a tuple of axes raised in np.moveaxis,
 # and a Python float raised AttributeError; torch has the exact products of the others in both cases.
 @pytest.mark.parametrize("axis", [None, 0, (0, 1), (1,), (-1, 0), (2, 1, 0)])
 def test_prod_at_zeros_over_any_axes_matches_torch(axis):

@@ -8,7 +8,7 @@ torch by convention and how the fuzzer handles it (the oracle chosen, or a domai
 are fenced off exactly where they bite, each with a ``# known bug, issue 13`` comment, so that they
 can be re-enabled once fixed.  Only real inputs are generated: the complex convention is issue 13's.
 
-``python -m pytest tests/test_fuzz.py --fuzz-long -s`` runs many more, new programs and prints what it tried.
+``python -m pytest tests/rules/test_fuzz.py --fuzz-long -s`` runs many more, new programs and prints what it tried.
 """
 
 import operator
@@ -188,7 +188,7 @@ OPS = [
        note="ord=inf ties: both split evenly among the largest |x|"),
     Op("norm ord=2", "norm", anp.linalg.norm, t_norm, norm_plan([None, 2]), (AWAY_FROM_ZERO,),
        "a zero row's Hessian is infinite (torch nan), so values are kept away from 0; its gradient 0 is "
-       "tested in tests/test_numpy_regressions.py"),
+       "tested in tests/rules/test_linalg_norm.py"),
     Op("norm ord=3", "norm", anp.linalg.norm, t_norm, norm_plan([3]), (AWAY_FROM_ZERO,), "as ord=2"),
     Op("norm fro", "norm", anp.linalg.norm, t_norm, norm_plan(["fro"], two_axes=True), (AWAY_FROM_ZERO,),
        "as ord=2: values kept away from 0"),

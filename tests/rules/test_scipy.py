@@ -308,7 +308,7 @@ def test_signal_errors_name_the_function_and_the_fix():
         sig.convolve2d(np.ones((3, 3)), np.ones((2, 2)), boundary="wrap")
 
 
-# --- the op table's issue-23 rows (their gradchecks, orders 1 and 2, in tests/test_ops.py) -----------------
+# --- the op table's issue-23 rows (their gradchecks, orders 1 and 2, in tests/rules/test_op_table.py) -------
 
 def _scipy_rows():
     from tests.op_table import OPS

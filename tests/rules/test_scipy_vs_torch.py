@@ -3,7 +3,7 @@
 Each case compares ``f``, the gradient of ``sum(w * f)`` and the gradient of ``<that gradient, v>``
 (a Hessian-vector product) with torch's double backward.  Values are also checked against scipy.
 Functions torch lacks (logistic, multivariate_t, sqrtm, logm, betainc) are covered by gradcheck in
-the op table and by scipy values in tests/test_scipy.py.
+the op table and by scipy values in tests/rules/test_scipy.py.
 """
 
 import numpy as np
