@@ -11,10 +11,11 @@ arguments gets each argument's own partial derivative.
 
 import numpy as np
 
-from . import _ops, _trees
+from . import _ops
 from ._batching import example_shape, like_batches_of
 from ._checks import refuse_argument, refuse_hidden_floats
 from ._containers import node_of
+from ._hooks import hooks
 from ._protection import hold_each
 from ._tangents import NoTangent, Thunk, ZeroTangent
 from ._traced import Traced, new_input, unprotected_input, value_of
@@ -54,7 +55,7 @@ def trace_arguments(tape, args, argnums):
                 new[i] = record.bare[i] = new_input(tape, arg)
                 continue
             refuse_argument(arg, i)
-        leaves, treedef = _trees.flatten(arg, (i,))
+        leaves, treedef = hooks.flatten(arg, (i,))
         traced, tied = _trace_leaves(tape, arg, i, leaves, treedef.flags)
         new[i] = treedef.unflatten(traced)
         record.structures[i] = (leaves, traced, treedef, tied)

@@ -10,13 +10,13 @@ structure, shape and dtype, and one direction per tied array
 (:mod:`autodiff._directions`).
 """
 
-from . import _backward
 from ._arguments import is_differentiable, zeros_like_primal
 from ._arguments import materialise as materialise_ct
 from ._calls import checked_aux, on_arguments, split_aux
 from ._checks import scalar_valued
 from ._directions import Variables, as_arguments, chosen_arguments
 from ._forward import dual, open_pushforward
+from ._hooks import hooks
 from ._jvp_rules import jvp_rule_of
 from ._parameter_vector import flat_direction
 from ._protection import release
@@ -301,7 +301,7 @@ class Linearized:
 
     def pull(self, ct):
         """``Jᵀ ct`` per variable (``None`` where no cotangent arrived), from one backward pass over the record."""
-        cts = _backward.run(self._tape, seeds_of(ct, self._outputs, "linearize transpose"))
+        cts = hooks.backward(self._tape, seeds_of(ct, self._outputs, "linearize transpose"))
         return [materialise_ct(cts[x.index], x.value, bare=False) for x in self._inputs]
 
 

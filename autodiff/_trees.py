@@ -7,6 +7,7 @@ A container met again on its own path is a cycle and raises with the key path.
 from itertools import islice
 
 from ._containers import node_of, trainable_filter
+from ._hooks import slot
 from ._paths import format_path
 
 
@@ -183,7 +184,8 @@ def walk_flatten(root, path=()):
     return leaves, TreeDef(template, containers, flags if restricted else None)
 
 
-flatten = walk_flatten  # the hook the engine calls; autodiff._accel.flatten reads structures seen before
+slot("flatten", walk_flatten, "a structure's leaves and treedef (the accelerated twin reads a structure seen "
+     "before by its compiled layout)")
 
 
 def _raise_cycle(root, path):

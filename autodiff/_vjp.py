@@ -6,10 +6,10 @@ pulled back once can be freed as it goes.
 
 import numpy as np
 
-from . import _backward
 from ._arguments import gradient_of, trace_arguments
 from ._calls import split_aux
 from ._checks import at_output, check_cotangent
+from ._hooks import hooks
 from ._protection import protect, release
 from ._traced import Traced, open_tape, value_of
 from ._transforms import unwrap_outputs
@@ -60,7 +60,7 @@ class Pullback:
         release(self._tape)  # the arrays the tape protected are the caller's again
 
     def __call__(self, ct):
-        cts = _backward.run(self._tape, seeds_of(ct, self._outputs, "vjp pullback"))
+        cts = hooks.backward(self._tape, seeds_of(ct, self._outputs, "vjp pullback"))
         return tuple(gradient_of(p, i, self._record, cts) for i, p in enumerate(self._primals))
 
 

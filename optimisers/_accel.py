@@ -25,8 +25,8 @@ path in its error.  Off under ``AUTODIFF_REFERENCE=1`` or with ``optimisers`` in
 import numpy as np
 
 from autodiff import Tangent, ZeroTangent
-from autodiff._accel import enabled
 from autodiff._for_traversal import node_of
+from autodiff._hooks import enabled, fill
 from autodiff.extend import Traced
 from traversal import isnumeric, trainable
 from traversal._trainable import is_customised
@@ -159,5 +159,7 @@ def _rebuilt_state(state, model, state_nodes, steps):
 
 def install():
     """Plug the walk in (nothing under ``AUTODIFF_REFERENCE=1``, or with ``optimisers`` switched off)."""
-    if enabled("optimisers"):
-        _tree.updater = update_fast
+    fill("optimisers", "update in one explicit-stack walk over the model, the state and the gradient",
+         updater=update_fast)
+    fill("optimiser_kernels", "the plain steps of Descent, Momentum, Nesterov, Adam and AdamW on large float "
+         "arrays as one-pass numba kernels (optimisers/_fused.py, called from that walk)")

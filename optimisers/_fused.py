@@ -12,7 +12,7 @@ results are the reference's to the last bit (``tests/test_optimiser_fused.py``).
 :func:`take` is called by ``update``'s walk (:mod:`optimisers._accel`) for the steps of plain C-ordered
 float32/float64 arrays whose rule is one of these five with number hyperparameters; any other step (traced
 values, a custom rule, a rule chain) runs the reference.  Off under ``AUTODIFF_REFERENCE=1``,
-``AUTODIFF_KERNELS=numpy`` or without numba.
+``AUTODIFF_ACCEL_OFF=kernels`` or without numba.
 
 >>> import numpy as np
 >>> from optimisers import Adam, _tree, setup

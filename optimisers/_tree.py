@@ -13,6 +13,7 @@ import numpy as np
 import autodiff
 import autodiff.numpy as anp
 from autodiff import Tangent
+from autodiff._hooks import hooks, slot
 from autodiff.extend import Traced, plain_value
 from traversal import (
     NOPRUNE,
@@ -105,7 +106,7 @@ def update(state, model, grads):
     >>> model["w"]
     array([0., 1.])
     """
-    return updater(state, model, grads)
+    return hooks.updater(state, model, grads)
 
 
 def _update(state, model, grads):
@@ -299,7 +300,8 @@ def _rebuild(state, model, steps):
     return new_state, new_model
 
 
-updater = _update  # the hook optimisers._accel replaces with one tight walk
+slot("updater", _update, "optimisers.update over a model, its state and gradient (the accelerated twin: one "
+     "explicit-stack walk)")
 
 
 def new_array(steps, x):

@@ -55,7 +55,7 @@ def test_every_kernel_compiles_once_per_dtype_unless_switched_off():
 
 
 def test_the_switches_turn_the_kernels_off(monkeypatch):
-    for name, value in [("AUTODIFF_KERNELS", "numpy"), ("NUMBA_DISABLE_JIT", "1")]:
+    for name, value in [("AUTODIFF_ACCEL_OFF", "kernels"), ("NUMBA_DISABLE_JIT", "1")]:
         with monkeypatch.context() as m:
             m.setenv(name, value)
             assert _jit.Kernel(ic.IM2COL.loop, ic.IM2COL.signature).compiled(DTYPES[0]) is None

@@ -508,7 +508,7 @@ def test_trace_lists_each_push_with_its_primal_tangent_and_rule():
 def test_total_of_a_known_reduction_is_one_push_through_its_own_rule_and_nests():
     model = {"a": np.array([0.5, -1.5]), "b": [np.array([2.0, 1.0])]}
     v = _direction(model, seed=2)
-    from autodiff._accel import REFERENCE
+    from autodiff._hooks import REFERENCE
 
     t = autodiff.trace(lambda m: total(anp.sumsq, m), model, tangents=(v,))
     rows = [line.split(" = ")[1] for line in str(t).splitlines() if " = " in line]

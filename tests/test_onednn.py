@@ -15,7 +15,7 @@ from tree_asserts import assert_same_tree
 
 import autodiff
 import autodiff.numpy as anp
-from autodiff import _accel
+from autodiff import _hooks
 from autodiff.extend import BatchingWarning
 from autodiff.nn import functional as F
 from layers import Chain, Conv2d, MaxPool2d, _onednn, global_avg_pool
@@ -23,7 +23,7 @@ from layers import _conv as conv
 from layers._onednn import _convolutions, _library, _primitives, _switch
 
 needs_onednn = pytest.mark.skipif(not _switch.installed(), reason="the [onednn] extra is not installed")
-active = pytest.mark.skipif(not _switch.installed() or not _accel.enabled("onednn"),
+active = pytest.mark.skipif(not _switch.installed() or not _hooks.enabled("onednn"),
                             reason="the oneDNN backend is off (not installed, or AUTODIFF_REFERENCE=1)")
 
 
@@ -201,8 +201,8 @@ def test_vmap_of_grad_over_an_empty_batch(backend):
 
 
 def test_a_failed_self_check_warns_once_and_the_reference_runs(monkeypatch):
-    monkeypatch.setattr(_accel, "REFERENCE", False)
-    monkeypatch.setattr(_accel, "OFF", frozenset())
+    monkeypatch.setattr(_hooks, "REFERENCE", False)
+    monkeypatch.setattr(_hooks, "OFF", frozenset())
     monkeypatch.setattr(_switch, "installed", lambda: True)
     monkeypatch.setattr(_switch, "_status", None)
     monkeypatch.setattr(_switch, "_check_against_reference", lambda: "its forward differs (a test)")
@@ -217,8 +217,8 @@ def test_a_failed_self_check_warns_once_and_the_reference_runs(monkeypatch):
 
 
 def test_a_library_that_does_not_load_warns_and_the_reference_runs(monkeypatch):
-    monkeypatch.setattr(_accel, "REFERENCE", False)
-    monkeypatch.setattr(_accel, "OFF", frozenset())
+    monkeypatch.setattr(_hooks, "REFERENCE", False)
+    monkeypatch.setattr(_hooks, "OFF", frozenset())
     monkeypatch.setenv("AUTODIFF_ONEDNN_LIB", "/nonexistent/libdnnl.so.3")
     monkeypatch.setattr(_switch, "_status", None)
     _library.load.cache_clear()
@@ -230,8 +230,8 @@ def test_a_library_that_does_not_load_warns_and_the_reference_runs(monkeypatch):
 
 
 def test_the_switches_and_the_reference_mode():
-    if _accel.REFERENCE:
-        assert conv.convolve is conv.conv2d  # not even installed
+    if _hooks.REFERENCE:
+        assert _hooks.hooks.convolve is conv.conv2d  # not even installed
         assert not _onednn.ready() and "AUTODIFF_REFERENCE=1" in _onednn.describe()
     previous = _onednn.set_enabled(False)
     try:

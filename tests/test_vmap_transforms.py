@@ -197,11 +197,11 @@ def test_per_example_jacobians_of_an_mlp(ours, theirs, dtype):
 def test_a_jacobian_under_vmap_is_one_batched_backward_pass(monkeypatch):
     """The basis has one example's shape and the rows are pulled back together: one backward pass for the
     whole batch of Jacobians, not one per row and not a fallback to a loop."""
-    from autodiff import _backward
+    from autodiff._hooks import hooks
 
     passes = []
-    real = _backward.run
-    monkeypatch.setattr(_backward, "run", lambda tape, seeds, **kw: passes.append(1) or real(tape, seeds, **kw))
+    real = hooks.backward
+    monkeypatch.setattr(hooks, "backward", lambda tape, seeds, **kw: passes.append(1) or real(tape, seeds, **kw))
     model, _, x = _jacobian_case(np.float64)
     with warnings.catch_warnings():
         warnings.simplefilter("error", BatchingWarning)

@@ -12,7 +12,7 @@ also check the leaves' types, since a leaf position may now hold a container.
 This is JAX's treedef cache, in Python.
 
 Structures with a container met twice (a tied layer object, or a cycle), or
-with more than ``MAX_NODES`` nodes, are not compiled; with ``AUTODIFF_LAYOUTS=0``
+with more than ``MAX_NODES`` nodes, are not compiled; with ``AUTODIFF_ACCEL_OFF=layouts``
 or ``AUTODIFF_REFERENCE=1`` in the environment no cache compiles anything (every
 walk is the generic one).  ``ENABLED`` is that switch.
 
@@ -29,14 +29,13 @@ True
 
 import itertools
 import linecache
-import os
 
-from .. import _accel
 from .._containers import node_of, registry_version
+from .._hooks import enabled
 from .._structural import tangent_of
 
 MAX_NODES = 5000
-ENABLED = os.environ.get("AUTODIFF_LAYOUTS", "1") != "0" and not _accel.REFERENCE
+ENABLED = enabled("layouts")
 
 
 class LayoutCache:

@@ -11,12 +11,10 @@ this calls for everything else (keyword arguments, nested arrays, residual forwa
 
 import numpy as np
 
-from .. import _primitive
 from .._checks import leaked
 from .._primitive import _forwards, _plans, _record
 from .._protection import protect, protect_inside
 from .._traced import Traced
-from . import enabled
 
 _SCALARS = (float, int)
 
@@ -78,9 +76,3 @@ def _unwrap(prim, tape, args):
         elif kind not in _SCALARS:  # nested arrays, subclasses, anything else: the reference
             return None
     return argvals, parents, argnums, lower, constants
-
-
-def install():
-    """Plug the unrolled case in (nothing under ``AUTODIFF_REFERENCE=1``)."""
-    if enabled("record"):
-        _primitive.record = record_fast

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from .._accel.kernels import reduce
+from .._hooks import hooks
 from .._stop_gradient import stop_gradient
 from ..extend import ZeroTangent, defbatch, defjvp, defvjp, primitive
 from ._batch_helpers import whole
@@ -32,7 +32,7 @@ __all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "svd", "eigh", 
 
 def _norm_value(x):
     dtype = np.result_type(x)
-    value = math.sqrt(reduce("sumsq", np.abs(x) if dtype.kind == "c" else x))  # float64 accumulation
+    value = math.sqrt(hooks.sumsq64(x))  # accumulated in float64 (autodiff/numpy/_reductions.py)
     return (np.finfo(dtype).dtype if dtype.kind in "fc" else np.dtype(np.float64)).type(value)
 
 

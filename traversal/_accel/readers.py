@@ -9,7 +9,8 @@ back to the generic walk, which compiles the new structure in turn.
 
 import numpy as np
 
-from autodiff._for_traversal import LayoutCache, registry_version
+from autodiff._accel.layouts import LayoutCache
+from autodiff._for_traversal import registry_version
 from autodiff.extend import Traced
 
 from .._trainable import trainable, trainable_version
