@@ -1,4 +1,4 @@
-"""Max pooling as two adjoint primitives, each one numba kernel pass: gather at the window maxima, scatter to them.
+"""Max pooling as adjoint primitives, each one numba kernel pass: gather at the window maxima, scatter to them.
 
 ``pool_gather(h, x, kernel, stride, padding)`` takes, for every window of
 ``x``, the element of ``h`` where ``x`` is largest; ``pool_scatter(g, x, ...)``
@@ -10,8 +10,11 @@ maxima do not move under a small change of ``x`` (almost everywhere), so
 - its pullback is ``pool_scatter(g, x)``, its pushforward ``pool_gather(t, x)``;
 - the pullback's pullback is ``pool_gather`` again, and so on to any order.
 
-The pullback saves only ``x`` and finds the maxima again rather than keeping
-an index array.  Of equal values the first in the window (row-major) wins,
+Their pullbacks keep only ``x`` and find the maxima again.  :func:`max_pool`
+itself finds them once instead, as one byte per output (``maxima``), and
+pools with ``gather_at`` (pulled back by ``scatter_at``, and that by
+``gather_at``), so a tape keeps those bytes rather than ``x``, as torch keeps
+its indices.  Of equal values the first in the window (row-major) wins,
 as in torch.nn.MaxPool2d, and a NaN wins over numbers (the first NaN, as
 ``np.argmax``).  Positions in the padding never win.
 
