@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import autodiff
 import autodiff.numpy as anp
+from autodiff import _hooks
 from autodiff._accel import numba_jit as _jit
 from autodiff._accel import parallel as _parallel
 from autodiff.nn import functional as F
@@ -55,10 +56,12 @@ def test_every_kernel_compiles_once_per_dtype_unless_switched_off():
 
 
 def test_the_switches_turn_the_kernels_off(monkeypatch):
-    for name, value in [("AUTODIFF_ACCEL_OFF", "kernels"), ("NUMBA_DISABLE_JIT", "1")]:
-        with monkeypatch.context() as m:
-            m.setenv(name, value)
-            assert _jit.Kernel(ic.IM2COL.loop, ic.IM2COL.signature).compiled(DTYPES[0]) is None
+    with monkeypatch.context() as m:
+        m.setattr(_hooks, "OFF", frozenset({"kernels"}))  # AUTODIFF_ACCEL_OFF=kernels, read at import
+        assert _jit.Kernel(ic.IM2COL.loop, ic.IM2COL.signature).compiled(DTYPES[0]) is None
+    with monkeypatch.context() as m:
+        m.setenv("NUMBA_DISABLE_JIT", "1")
+        assert _jit.Kernel(ic.IM2COL.loop, ic.IM2COL.signature).compiled(DTYPES[0]) is None
 
 
 # === shapes and layouts ============================================================================================
