@@ -231,24 +231,34 @@ def _expand(x, var, node, k, select, watch=None):
     keys, kids = tuple(keys), list(kids)
     consts = {f"C{k}": cls, f"N{k}": node, f"K{k}": keys}
     pick = select(cls) if select is not None else None
-    if pick is not None:  # only the selected children, and a check that the selection is the same
-        consts[f"P{k}"], consts[f"A{k}"] = pick, pick(x)
-        chosen = [i for i, key in enumerate(keys) if key in consts[f"A{k}"]]
-        kids = [kids[i] for i in chosen]
-        check = _check_children(var, k, f" or P{k}({var}) != A{k}")
-        source = f"({''.join(f'kids[{i}], ' for i in chosen)})"
-    elif cls in _CHECKS:
-        check, source = _CHECKS[cls](var, k, len(kids))
-    elif node.fields is not None:  # a dataclass: its fields are fixed by its type
-        check = [f"if type({var}) is not C{k}: return None"]
-        source = f"({''.join(f'{var}.{name}, ' for name in node.fields)})"
+    if pick is not None:
+        kids, check, source = _selected(x, var, k, keys, kids, pick, consts)
     else:
-        check, source = _check_children(var, k), "kids"
+        check, source = _unselected(x, var, k, node, len(kids))
     watched = watch(x) if watch is not None and select is None else None
     if watched is not None:  # the same children trainable, or the flags are stale
         consts[f"W{k}"], consts[f"T{k}"] = watch, watched
         check = check + [f"if W{k}({var}) != T{k}: return None"]
     return kids, check + ([f"{{kids}} = {source}"] if kids else []), consts
+
+
+def _selected(x, var, k, keys, kids, pick, consts):
+    """Only the selected children, and a check that the selection is the same: (kids, check, source)."""
+    consts[f"P{k}"], consts[f"A{k}"] = pick, pick(x)
+    chosen = [i for i, key in enumerate(keys) if key in consts[f"A{k}"]]
+    source = f"({''.join(f'kids[{i}], ' for i in chosen)})"
+    return [kids[i] for i in chosen], _check_children(var, k, f" or P{k}({var}) != A{k}"), source
+
+
+def _unselected(x, var, k, node, n):
+    """(check, source) for every child: a list, tuple or dict by its own check, a dataclass by its fields (fixed
+    by its type), anything else through its node."""
+    cls = type(x)
+    if cls in _CHECKS:
+        return _CHECKS[cls](var, k, n)
+    if node.fields is not None:
+        return [f"if type({var}) is not C{k}: return None"], f"({''.join(f'{var}.{name}, ' for name in node.fields)})"
+    return _check_children(var, k), "kids"
 
 
 def _check_children(var, k, also=""):
