@@ -1,7 +1,7 @@
 """Recording, unrolled: one traced first argument (``sin(x)``, ``x * 0.5``) and plain positional arguments.
 
-Plugs in as ``autodiff._primitive.record``; the reference is ``autodiff._primitive._record``, which
-this calls for everything else (keyword arguments, nested arrays, residual forwards).  Off under
+Fills the slot ``record`` of the hook table (``autodiff/_hooks.py``); the reference is
+``autodiff._primitive._record``, which this calls for everything else (keyword arguments, nested arrays, residual forwards).  Off under
 ``AUTODIFF_REFERENCE=1``.
 
 >>> import autodiff
@@ -36,9 +36,14 @@ def record_fast(prim, tape, args, kwargs):
         if unwrapped is None:
             return _record(prim, tape, args, kwargs)
         argvals, parents, argnums, lower, constants = unwrapped
+    return _append(prim, tape, argvals, parents, argnums, lower, constants, kwargs)
+
+
+def _append(prim, tape, argvals, parents, argnums, lower, constants, kwargs):
+    """Run the call and append its entry, keeping what the pullbacks read (``_primitive.kept``)."""
     ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
     plan, kept_ans, kept_args = _plans.get(prim), ans, argvals
-    if plan is not None and not tape.keeps_all:  # keep what the pullbacks read (_primitive.kept)
+    if plan is not None and not tape.keeps_all:
         kept_ans, kept_args = plan.keep(argnums, ans, argvals)
     if constants:
         _protect_constants(tape, kept_args, argnums)
