@@ -1,8 +1,8 @@
 """Recording, unrolled: one traced first argument (``sin(x)``, ``x * 0.5``) and plain positional arguments.
 
 Fills the slot ``record`` of the hook table (``autodiff/_hooks.py``); the reference is
-``autodiff._primitive._record``, which this calls for everything else (keyword arguments, nested arrays, residual forwards).  Off under
-``AUTODIFF_REFERENCE=1``.
+``autodiff._primitive._record``, which this calls for everything else (keyword arguments, nested arrays,
+residual forwards).  Off under ``AUTODIFF_REFERENCE=1``.
 
 >>> import autodiff
 >>> autodiff.grad(lambda x: x * 0.5)(2.0)
