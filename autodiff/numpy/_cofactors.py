@@ -89,8 +89,8 @@ def _transposed_scaled(m, p):
 
 
 def _refuse_a_derivative_at_zeros(s):
-    """The rules differentiated (``det``'s third derivative) at an exactly zero singular value: an error, where
-    ``P``'s products (``cumprod``) have no rule and the SVD's divides by 0."""
+    """The rules differentiated (``det``'s third derivative) at an exactly zero singular value: an error naming
+    ``det``, where ``cumprod``'s rule (``P``'s products) would refuse the zero naming itself."""
     if differentiated(s) and np.any(plain_value(value_of(s)) == 0):  # in any example
         raise NotImplementedError(
             "autodiff.numpy.linalg.det: a third derivative at a matrix with an exactly zero singular value is "
