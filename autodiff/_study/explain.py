@@ -28,7 +28,7 @@ _TITLES = {
 }
 
 
-def explain(prim, *args, order=2, **kwargs):
+def explain(prim, *args, order=2, values=False, **kwargs):
     """The ops ``prim``'s rule records at ``args``: its forward, its pullback (order 1), and the pullbacks of
     that pullback's ops (order 2), each on the tape of its level, innermost first.
 
@@ -39,6 +39,10 @@ def explain(prim, *args, order=2, **kwargs):
     with :func:`autodiff.extend.primitive` (any other function works too: its
     forward is then the ops it calls).  Returns an :class:`Explanation`, whose
     text is the listing (``str(e)``, or the REPL's display), like a jaxpr.
+    Each pullback's ``out`` line names the cotangents in order; one the rule
+    gave as a symbolic zero is said to be one.  ``values=True`` prints each
+    row's value under it, and the cotangent the next order's pullbacks sent
+    it (none on the outermost tape, whose would be one order more).
 
     >>> import autodiff.numpy as anp
     >>> explain(anp.sin, 0.5, order=1)
@@ -54,7 +58,7 @@ def explain(prim, *args, order=2, **kwargs):
       in  %1 g float64[]
       %2 = sin(%0:float64[]) -> float64[]  keeps %0  # dead; forward of tape 2 %1
       %3 = sin_backward(%1:float64[], %0:float64[]) -> float64[]  keeps %1, %0  # pullback of tape 2 %1
-      out %3
+      out cotangent of x = %3
     """
     if order not in (1, 2):
         raise ValueError(f"explain: order must be 1 or 2, got {order!r}")
@@ -73,30 +77,40 @@ def explain(prim, *args, order=2, **kwargs):
             full[i] = v
         return prim(*full, **kwargs)
 
-    chain, inputs, names = _chain(forward, xs, x_names, order)
-    record = trace(_named(chain, names), *inputs)
+    returned = {}  # level -> what the pullback traced at that level returned
+    chain, inputs, names = _chain(forward, xs, x_names, order, returned)
+    record = trace(_named(chain, names), *inputs, values=values)
+    record.silent.add(id(record.tapes[0]))  # its cotangents differentiate the chain once more than asked
     _name_inner_inputs(record)
-    return Explanation(prim, args, wrt, x_names, record, order)
+    labels = {1: ["cotangent of " + n for n in x_names]}
+    labels[2] = labels[1] + ["cotangent of g"]
+    outputs = {level: list(zip(labels[order + 1 - level], out)) for level, out in returned.items()}
+    return Explanation(prim, args, wrt, x_names, record, order, outputs)
 
 
-def _chain(forward, xs, x_names, order):
-    """``forward`` and its pullbacks as functions of (primals, cotangents): the one to trace at ``order``."""
+def _chain(forward, xs, x_names, order, returned):
+    """``forward`` and its pullbacks as functions of (primals, cotangents): the one to trace at ``order``.
+    Each pullback notes in ``returned`` what it returned, under the level of its tape (the outermost, 1, is
+    the one traced; the one it differentiates is at 2)."""
     g = _ones_like(forward(*xs))
-    first = _pullback_as_function(forward, len(xs), lambda ct: ct[0])
+    first = _pullback_as_function(forward, len(xs), lambda ct: ct[0], returned, order)
     if order == 1:
         return first, xs + [g], x_names + ["g"]
     h = list(_ones_like(first(*xs, g)))
-    second = _pullback_as_function(first, len(xs) + 1, tuple)
+    returned.clear()  # that call was only to shape h
+    second = _pullback_as_function(first, len(xs) + 1, tuple, returned, 1)
     return second, xs + [g] + h, x_names + ["g"] + _h_names(x_names)
 
 
-def _pullback_as_function(f, n, cotangent):
+def _pullback_as_function(f, n, cotangent, returned, level):
     """``(*primals, *cotangents) -> cotangents of the primals``: ``f``'s pullback, differentiable in both;
-    ``cotangent`` makes the trailing values into the cotangent of ``f``'s output."""
+    ``cotangent`` makes the trailing values into the cotangent of ``f``'s output.  What it returns is kept
+    in ``returned[level]``."""
 
     def pullback(*values):
         _, pull = vjp(f, *values[:n])
-        return pull(cotangent(values[n:]))
+        returned[level] = cts = tuple(pull(cotangent(values[n:])))
+        return cts
 
     return pullback
 
@@ -151,8 +165,8 @@ def _name_inner_inputs(record):
 class Explanation:
     """The text :func:`explain` produced, and the :class:`~autodiff.Trace` it was read from (``.trace``)."""
 
-    def __init__(self, prim, args, wrt, x_names, record, order):
-        self.prim, self.trace, self.order = prim, record, order
+    def __init__(self, prim, args, wrt, x_names, record, order, outputs):
+        self.prim, self.trace, self.order, self._outputs = prim, record, order, outputs
         self._header = f"explain {prim.__name__} at " + ", ".join(
             f"{n} = {_value_text(args[i])}" for n, i in zip(x_names, wrt))
         self._names = {"x": " and ".join(x_names), "g": "g", "h": " and ".join(_h_names(x_names)),
@@ -161,7 +175,7 @@ class Explanation:
 
     def __str__(self):
         record = self.trace
-        graphs = record.annotated_graphs()[len(record.pushforwards):]
+        graphs = record.annotated_graphs(self._labelled)[len(record.pushforwards):]
         lines, titled = [self._header], set()
         for k in sorted(range(len(record.tapes)), key=lambda k: -record.tapes[k].level):  # the forward first
             level = record.tapes[k].level
@@ -169,6 +183,15 @@ class Explanation:
             titled.add(level)
             lines.append(tape_listing(record, k, record.tapes[k], graphs[k]))
         return "\n".join(lines)
+
+    def _labelled(self, graphs):
+        """Each pullback's tape gets its output rows, by name: ``cotangent of x = %3`` (or a symbolic zero)."""
+        tapes = self.trace.tapes
+        for level, outs in self._outputs.items():
+            k = next(k for k, t in enumerate(tapes) if t.level == level)  # the pullback's own tape comes first
+            graph = graphs[len(self.trace.pushforwards) + k]
+            graph.labelled = [(label, graph.row_of(ct), ct) for label, ct in outs]
+            graph.outputs = [row for _, row, _ in graph.labelled if row is not None]
 
     def _title(self, level):
         order = self.order + 1 - level

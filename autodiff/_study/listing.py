@@ -14,17 +14,24 @@ from .._paths import dotted
 from .._tangents import ZeroTangent
 from .._traced import Traced
 from .._trees import leaves
+from .listing_values import cotangents_received, value_line, value_text
 
 SHOWN = 6  # a constant with at most this many elements is printed by value
+_UNDER = "      "  # a row's values line up under its text
 _PLAIN_DTYPES = frozenset(map(np.dtype, (np.float64, np.int64, np.bool_)))
 
 
 def tape_listing(record, k, tape, graph):
-    """``tape k (level L)``, each entry with its notes, and the ``out`` line."""
+    """``tape k (level L)``, each entry with its notes, and the ``out`` line; with ``record.values`` each
+    entry's value and the cotangent it received on a line under it."""
     lines = [f"tape {k + 1} (level {tape.level})"]
     uses = _uses(tape)
+    shown = record.values and id(tape) not in record.silent
+    received = cotangents_received(record, tape) if shown else {}
     for i, entry in enumerate(tape.entries):
         lines.append("  " + _entry_line(record, tape, i, entry, uses) + notes(graph, i))
+        if record.values:
+            lines.append(_UNDER + value_line(entry[3], "cotangent", received.get(i)))
     lines.append("  out " + _outputs_text(graph, "the inputs"))
     return "\n".join(lines)
 
@@ -40,6 +47,9 @@ def pushforward_listing(record, k, level, graph, rows, numbers):
             lines.append(f"  in  %{j} {name} {describe(item.value)}  tangent {_tangent(item)}")
         else:
             lines.append("  " + _push_line(j, item, numbers, level) + notes(graph, j))
+        if record.values:
+            dual = item if kind == "in" else item[3]
+            lines.append(_UNDER + value_line(dual.value, "tangent", dual.tangent))
     if graph.outputs is not None:
         lines.append("  out " + _outputs_text(graph, "the direction"))
     return "\n".join(lines)
@@ -52,11 +62,24 @@ def notes(graph, row):
 
 
 def _outputs_text(graph, depends_on):
+    if graph.labelled is not None:
+        return ", ".join(f"{label} = {_output_text(row, value)}" for label, row, value in graph.labelled)
     if graph.outputs is None:
         return "? (no pullback ran on this tape, so which entries are its output is not known)"
     if not graph.outputs:
         return f"(a constant: it does not depend on {depends_on})"
     return ", ".join(f"%{i}" for i in graph.outputs)
+
+
+def _output_text(row, value):
+    """``%3``, or what an output no entry made is: a symbolic zero (the rule said no derivative flows) or a
+    constant."""
+    if row is not None:
+        return f"%{row}"
+    v = plain(value)
+    if type(v) is ZeroTangent or v is None or not np.any(np.asarray(v)):
+        return "symbolic zero (no derivative flows)"
+    return f"constant {value_text(v)}"
 
 
 def _entry_line(record, tape, i, entry, uses):

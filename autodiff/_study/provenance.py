@@ -40,6 +40,7 @@ class Graph:
         self.parents, self.clocks, self.names, self.row_of = parents, clocks, names, row_of
         self.notes = {}  # row -> who recorded it
         self.outputs = None  # rows of the level's output, when known
+        self.labelled = None  # [(label, row or None, value)] when each output has a name
         self.dead = set()
 
     def note(self, row, text):

@@ -23,10 +23,11 @@ from .._trees import leaves, rebuild_node, transform
 from .._vjp import vjp
 from .dot import render, to_dot
 from .listing import describe, pushforward_listing, tape_listing
+from .listing_values import value_text
 from .provenance import annotate, pushforward_graph, pushforward_rows, seeded_rows, tape_graph
 
 
-def trace(f, *args, tangents=None, cotangent=None):
+def trace(f, *args, tangents=None, cotangent=None, values=False):
     """Differentiate ``f`` at ``args`` and return a :class:`Trace` of it.
 
     Reverse mode pulls back ``cotangent`` (shaped like ``f``'s output; ones
@@ -35,6 +36,9 @@ def trace(f, *args, tangents=None, cotangent=None):
     pushforward.  Constants with at most six elements print by value; what
     an inner level's backward pass recorded on an outer one, and which
     entries are dead, is noted after ``#`` (:mod:`autodiff._study.provenance`).
+    With ``values=True`` each row's value, and the tangent or cotangent it
+    got, print on a line under it (a long array by its first and last three
+    elements), and the backward listing gives each cotangent's numbers.
 
     >>> import numpy as np
     >>> import autodiff.numpy as anp
@@ -57,7 +61,7 @@ def trace(f, *args, tangents=None, cotangent=None):
     if tangents is not None and cotangent is not None:
         raise TypeError("trace: give tangents= (forward mode) or cotangent= (reverse mode), not both")
     record = Trace(_argument_names(f, len(args)))
-    record.args = args
+    record.args, record.values = args, values
     _state.tracer = record
     _backward.observers.append(record.observe)
     _forward.observers.append(record.observe_push)
@@ -115,6 +119,8 @@ class Trace:
         self.pushes = []  # (pushforward, primitive, args, kwargs, result dual)
         self.args = ()
         self.tangent = None
+        self.values = False  # print each row's value and its tangent or cotangent under it
+        self.silent = set()  # ids of tapes whose cotangents are not shown (explain's outermost: an extra order)
 
     def observe(self, tape, index, entry, g, parent_cts):
         if any(t is tape for t in self.tapes):
@@ -155,9 +161,12 @@ class Trace:
                      for k, tape in enumerate(self.tapes)]
         return "\n".join(text for _, text in sorted(listings, key=lambda item: item[0]))
 
-    def annotated_graphs(self):
-        """Every level as a graph (pushforwards first, then tapes) with its outputs, notes and dead rows."""
+    def annotated_graphs(self, outputs=None):
+        """Every level as a graph (pushforwards first, then tapes) with its outputs, notes and dead rows;
+        ``outputs(graphs)``, when given, sets outputs known to the caller (:func:`autodiff.explain`'s)."""
         graphs = self._graphs()
+        if outputs is not None:
+            outputs(graphs)
         annotate(self, graphs)
         return graphs
 
@@ -182,7 +191,7 @@ class Trace:
             received = {}
             names = {i: n for (t, i), n in self.input_names.items() if t == id(tape)}
             for _, i, entry, g, parent_cts in events:
-                lines.append("  " + _event_line(i, entry, g, parent_cts, names))
+                lines.append("  " + _event_line(i, entry, g, parent_cts, names, self.values))
                 for p in entry[1]:
                     received[p] = received.get(p, 0) + 1
             for p, n in sorted(received.items()):
@@ -234,21 +243,21 @@ def kind(ct):
     return "dense"
 
 
-def _event_line(i, entry, g, parent_cts, names):
+def _event_line(i, entry, g, parent_cts, names, values):
     prim, parents = entry[0], entry[1]
-    head = f"%{i} {prim.__name__}: got {_ct(g)}"
+    head = f"%{i} {prim.__name__}: got {_ct(g, values)}"
     if parent_cts is None:
         return head + " -> skipped, zero passed to " + ", ".join(f"%{p}" for p in parents)
-    outs = [f"%{p}{' ' + names[p] if p in names else ''} {_ct(c)}" for p, c in zip(parents, parent_cts)]
+    outs = [f"%{p}{' ' + names[p] if p in names else ''} {_ct(c, values)}" for p, c in zip(parents, parent_cts)]
     dropped = [c for c in getattr(parent_cts, "dropped", ()) if type(c) is Thunk]
     tail = f"; {len(dropped)} thunk(s) for constants dropped" if dropped else ""
     return head + " -> " + ", ".join(outs) + tail
 
 
-def _ct(c):
+def _ct(c, values=False):
     k = kind(c)
     if k == "dense" or k == "thunk (evaluated)":
         v = c() if type(c) is Thunk else c
-        return f"{k} {describe(v)}"
+        return f"{k} {describe(v)}" + (f" {value_text(v)}" if values else "")
     return k
 
