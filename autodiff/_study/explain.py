@@ -18,6 +18,7 @@ from .._traced import Traced, value_of
 from .._trees import rebuild_node, transform
 from .._vjp import vjp
 from .listing import tape_listing
+from .rule_program import parameter_names, rule_program
 from .trace import trace
 
 _TITLES = {
@@ -28,7 +29,7 @@ _TITLES = {
 }
 
 
-def explain(prim, *args, order=2, values=False, **kwargs):
+def explain(prim, *args, order=2, values=False, rules=False, **kwargs):
     """The ops ``prim``'s rule records at ``args``: its forward, its pullback (order 1), and the pullbacks of
     that pullback's ops (order 2), each on the tape of its level, innermost first.
 
@@ -43,6 +44,10 @@ def explain(prim, *args, order=2, values=False, **kwargs):
     gave as a symbolic zero is said to be one.  ``values=True`` prints each
     row's value under it, and the cotangent the next order's pullbacks sent
     it (none on the outermost tape, whose would be one order more).
+    ``rules=True`` ends with the rule as a program: every op the pullback
+    calls, the ones that build a mask from its inputs included
+    (:mod:`autodiff._study.rule_program`), where the order-1 listing shows
+    such a mask as the constant it was at ``args``.
 
     >>> import autodiff.numpy as anp
     >>> explain(anp.sin, 0.5, order=1)
@@ -69,7 +74,7 @@ def explain(prim, *args, order=2, values=False, **kwargs):
             "such as explain(anp.sin, 0.5) or explain(anp.matmul, np.ones((2, 3)), np.ones((3, 2)))"
         )
     xs = [args[i] for i in wrt]
-    x_names = _names(prim, args, wrt)
+    x_names = parameter_names(prim, args, wrt)
 
     def forward(*values):
         full = list(args)
@@ -85,7 +90,9 @@ def explain(prim, *args, order=2, values=False, **kwargs):
     labels = {1: ["cotangent of " + n for n in x_names]}
     labels[2] = labels[1] + ["cotangent of g"]
     outputs = {level: list(zip(labels[order + 1 - level], out)) for level, out in returned.items()}
-    return Explanation(prim, args, wrt, x_names, record, order, outputs)
+    explanation = Explanation(prim, args, wrt, x_names, record, order, outputs)
+    explanation.rules = rules
+    return explanation
 
 
 def _chain(forward, xs, x_names, order, returned):
@@ -122,19 +129,6 @@ def _named(f, names):
     return f
 
 
-def _names(prim, args, wrt):
-    """The differentiated arguments' names: the primitive's own parameter names when it has them,
-    else ``x`` (one) or ``x1, x2, ...`` as numpy calls them."""
-    try:
-        params = [p.name for p in inspect.signature(getattr(prim, "fun", prim)).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        params = []
-    if len(params) >= len(args):
-        return [params[i] for i in wrt]
-    return ["x"] if len(wrt) == 1 else [f"x{i + 1}" for i in wrt]
-
-
 def _h_names(x_names):
     return ["h"] if len(x_names) == 1 else ["h_" + n for n in x_names]
 
@@ -167,22 +161,33 @@ class Explanation:
 
     def __init__(self, prim, args, wrt, x_names, record, order, outputs):
         self.prim, self.trace, self.order, self._outputs = prim, record, order, outputs
+        record.label_outputs = self._labelled
         self._header = f"explain {prim.__name__} at " + ", ".join(
             f"{n} = {_value_text(args[i])}" for n, i in zip(x_names, wrt))
         self._names = {"x": " and ".join(x_names), "g": "g", "h": " and ".join(_h_names(x_names)),
                        "name": prim.__name__}
         self._forward = "forward" if isinstance(prim, Primitive) else "composite"
+        self.rules = False
 
     def __str__(self):
         record = self.trace
-        graphs = record.annotated_graphs(self._labelled)[len(record.pushforwards):]
+        graphs = record.annotated_graphs()[len(record.pushforwards):]
         lines, titled = [self._header], set()
         for k in sorted(range(len(record.tapes)), key=lambda k: -record.tapes[k].level):  # the forward first
             level = record.tapes[k].level
             lines.append(self._title(level) if level not in titled else f"a tape the rule opened (level {level})")
             titled.add(level)
             lines.append(tape_listing(record, k, record.tapes[k], graphs[k]))
+        if self.rules:
+            lines.extend(str(program) for program in self._programs())
         return "\n".join(lines)
+
+    def _programs(self):
+        """The rule of each entry of the forward (one for a primitive) as a program, masks included."""
+        forward = max(self.trace.tapes, key=lambda t: t.level)
+        where = "" if self._forward == "forward" else "%{} "
+        return [rule_program(entry, g, forward.residuals.get(i), where.format(i))
+                for tape, i, entry, g, cts in self.trace.events if tape is forward and cts is not None]
 
     def _labelled(self, graphs):
         """Each pullback's tape gets its output rows, by name: ``cotangent of x = %3`` (or a symbolic zero)."""

@@ -18,27 +18,45 @@ from .._arguments import is_differentiable
 from .._higher import jvp
 from .._paths import dotted
 from .._tangents import Thunk, ZeroTangent
-from .._traced import Traced, _state, value_of
+from .._traced import Traced, _state, current_level, value_of
 from .._trees import leaves, rebuild_node, transform
 from .._vjp import vjp
+from .._vmap import vmap
+from .batch_listing import batch_listing, batch_outputs
+from .batch_watch import watching_batches
 from .dot import render, to_dot
 from .listing import describe, pushforward_listing, tape_listing
 from .listing_values import value_text
 from .provenance import annotate, pushforward_graph, pushforward_rows, seeded_rows, tape_graph
+from .rule_program import rule_program
+
+TRANSFORMS = ("vjp", "jvp", "linearize", "vmap", "call")
 
 
-def trace(f, *args, tangents=None, cotangent=None, values=False):
-    """Differentiate ``f`` at ``args`` and return a :class:`Trace` of it.
+def trace(f, *args, tangents=None, cotangent=None, values=False, rules=False, transform=None):
+    """Run ``f`` at ``args`` under ``transform`` and return a :class:`Trace` of every level it opened.
 
-    Reverse mode pulls back ``cotangent`` (shaped like ``f``'s output; ones
-    when not given).  With ``tangents`` (one per argument, as for ``jvp``) it
-    pushes them forward instead, ``jvp(f, args, tangents)``, and lists the
-    pushforward.  Constants with at most six elements print by value; what
-    an inner level's backward pass recorded on an outer one, and which
-    entries are dead, is noted after ``#`` (:mod:`autodiff._study.provenance`).
-    With ``values=True`` each row's value, and the tangent or cotangent it
-    got, print on a line under it (a long array by its first and last three
-    elements), and the backward listing gives each cotangent's numbers.
+    ``transform`` is ``"vjp"`` (the default): reverse mode, pulling back
+    ``cotangent`` (shaped like ``f``'s output; ones when not given);
+    ``"jvp"`` (the default when ``tangents`` are given, one per argument):
+    forward mode, ``jvp(f, args, tangents)``, listing the pushforward;
+    ``"vmap"``: ``vmap(f)(*args)``, listing the batched program (each op's
+    batching rule and batch axes in and out); ``"linearize"``: the primal
+    program ``linearize`` records, the linear program ``f_jvp`` and its
+    transpose (:func:`autodiff._study.linear_trace.linearization`); ``"call"``:
+    ``f(*args)`` as it is, listing every level ``f`` opens itself, so
+    ``trace(vmap(grad(g)), xs, transform="call")`` lists that composition (and
+    the default, ``"vjp"``, differentiates it once more).
+
+    Constants with at most six elements print by value; what an inner
+    level's backward pass recorded on an outer one, which batching rule
+    recorded a row, and which entries are dead, is noted after ``#``
+    (:mod:`autodiff._study.provenance`).  With ``values=True`` each row's
+    value, and the tangent or cotangent it got, print on a line under it (a
+    long array by its first and last three elements), and the backward
+    listing gives each cotangent's numbers.  With ``rules=True`` every
+    pullback that ran is listed after the levels as a program of its own,
+    the ops that build its masks included (:mod:`autodiff._study.rule_program`).
 
     >>> import numpy as np
     >>> import autodiff.numpy as anp
@@ -57,27 +75,89 @@ def trace(f, *args, tangents=None, cotangent=None, values=False):
       %1 sin: got dense float64[3] -> %0 x dense float64[3]
     >>> trace(lambda x: x * x, 3.0, cotangent=0.5).gradients
     (3.0,)
+    >>> print(trace(lambda x: anp.sum(anp.sin(x)), np.ones((4, 2)), transform="vmap"))
+    batch 1 (level 1, 4 examples)
+      in  %0 x float64[2]  batched float64[4,2]
+      %1 = sin(%0) -> float64[2]  batch axes (0) -> 0  (rule elementwise)
+      %2 = sum(%1) -> float64[]  batch axes (0) -> 0  (rule first_only(reduction))
+      out %2
     """
-    if tangents is not None and cotangent is not None:
-        raise TypeError("trace: give tangents= (forward mode) or cotangent= (reverse mode), not both")
+    transform = _chosen(transform, tangents, cotangent)
+    if transform == "linearize":
+        from .linear_trace import linearization  # it traces with this module's trace
+
+        return linearization(f, args, tangents, cotangent, values)
     record = Trace(_argument_names(f, len(args)))
-    record.args, record.values = args, values
-    _state.tracer = record
-    _backward.observers.append(record.observe)
-    _forward.observers.append(record.observe_push)
-    try:
-        if tangents is not None:
-            record.output, record.tangent = jvp(f, tuple(args), tuple(tangents))
-            return record
-        out, pullback = vjp(f, *args)
-        record.name_inputs(args)
-        record.output = out
-        record.gradients = pullback(_ones_like(out) if cotangent is None else cotangent)
-    finally:
-        _backward.observers.remove(record.observe)
-        _forward.observers.remove(record.observe_push)
-        _state.tracer = None
+    record.args, record.values, record.transform, record.rules = args, values, transform, rules
+    with recording(record):
+        _RUNS[transform](record, f, args, tangents, cotangent)
     return record
+
+
+def _chosen(transform, tangents, cotangent):
+    """The transform asked for, refused with the fix when the arguments given do not fit it."""
+    if transform is None:
+        if tangents is not None and cotangent is not None:
+            raise TypeError("trace: give tangents= (forward mode) or cotangent= (reverse mode), not both "
+                            "(or both with transform='linearize': its linear program and its transpose)")
+        transform = "jvp" if tangents is not None else "vjp"
+    if transform not in TRANSFORMS:
+        raise ValueError(f"trace: transform must be one of {', '.join(map(repr, TRANSFORMS))}, got {transform!r}")
+    if tangents is not None and transform not in ("jvp", "linearize"):
+        raise TypeError(f"trace: tangents= are pushed forward by transform='jvp' or 'linearize', not "
+                        f"{transform!r}; give cotangent= (reverse mode) or drop tangents=")
+    if cotangent is not None and transform not in ("vjp", "linearize"):
+        raise TypeError(f"trace: cotangent= is pulled back by transform='vjp' or 'linearize', not {transform!r}; "
+                        "give tangents= (forward mode) or drop cotangent=")
+    if transform == "jvp" and tangents is None:
+        raise TypeError("trace: transform='jvp' needs tangents=, one per argument (as jvp(f, args, tangents))")
+    return transform
+
+
+class recording:
+    """Context manager: ``record`` observes every tape, pullback, push and batch push of this thread."""
+
+    def __init__(self, record):
+        self.record = record
+        self.watch = watching_batches()
+
+    def __enter__(self):
+        self.record.base_level = current_level()
+        self.outer = _state.__dict__.get("tracer")  # a rule's program is traced while printing another trace
+        _state.tracer = self.record
+        _backward.observers.append(self.record.observe)
+        _forward.observers.append(self.record.observe_push)
+        self.watch.__enter__()
+        return self.record
+
+    def __exit__(self, *exc):
+        self.watch.__exit__(*exc)
+        _backward.observers.remove(self.record.observe)
+        _forward.observers.remove(self.record.observe_push)
+        _state.tracer = self.outer
+        return False
+
+
+def _reverse(record, f, args, tangents, cotangent):
+    out, pullback = vjp(f, *args)
+    record.name_inputs(args)
+    record.output = out
+    record.gradients = pullback(_ones_like(out) if cotangent is None else cotangent)
+
+
+def _forward_mode(record, f, args, tangents, cotangent):
+    record.output, record.tangent = jvp(f, tuple(args), tuple(tangents))
+
+
+def _batched(record, f, args, tangents, cotangent):
+    record.output = vmap(f)(*args)
+
+
+def _call(record, f, args, tangents, cotangent):
+    record.output = f(*args)
+
+
+_RUNS = {"vjp": _reverse, "jvp": _forward_mode, "vmap": _batched, "call": _call}
 
 
 def _argument_names(f, n):
@@ -121,13 +201,35 @@ class Trace:
         self.tangent = None
         self.values = False  # print each row's value and its tangent or cotangent under it
         self.silent = set()  # ids of tapes whose cotangents are not shown (explain's outermost: an extra order)
+        self.batches = []  # every vmap level opened while f ran
+        self.batch_pushes = {}  # serial in pushes -> BatchPush (its rule, batch axes, marks before and after)
+        self.transform = "vjp"
+        self.base_level = 0  # the level open when the trace began: levels above it are f's
+        self.title = None  # a program's own heading (a rule's), which replaces its one level's
+        self.label_outputs = None  # graphs -> None: names the outputs a caller knows (explain's, a rule's)
+        self.rules = False  # list each pullback that ran as a program after the levels
+        self._programs = None
 
     def observe(self, tape, index, entry, g, parent_cts):
         if any(t is tape for t in self.tapes):
             self.events.append((tape, index, entry, g, parent_cts))
-            marks = {id(t): len(t.entries) for t in self.tapes}
-            marks.update((id(p), len(self.pushes)) for p in self.pushforwards)
-            self.marks.append(marks)
+            self.marks.append(self.marks_now())
+
+    def marks_now(self):
+        """How far every level has got: entries per tape, pushes (of pushforwards and batches) so far."""
+        marks = {id(t): len(t.entries) for t in self.tapes}
+        marks.update((id(p), len(self.pushes)) for p in self.pushforwards + self.batches)
+        return marks
+
+    def observe_batch(self, level, prim, args, kwargs, result, how):
+        """A primitive ran under a vmap level: one row of that level's listing (``how``: its rule, axes)."""
+        if level.level <= self.base_level:
+            return
+        if not any(b is level for b in self.batches):
+            self.batches.append(level)
+        how.after = self.marks_now()
+        self.batch_pushes[len(self.pushes)] = how
+        self.pushes.append((level, prim, args, kwargs, result))
 
     def observe_push(self, level, prim, args, kwargs, result):
         if any(p is level for p in self.pushforwards):
@@ -159,27 +261,48 @@ class Trace:
                     for k, p in enumerate(self.pushforwards)]
         listings += [(tape.level, tape_listing(self, k, tape, graphs[len(pushed) + k]))
                      for k, tape in enumerate(self.tapes)]
-        return "\n".join(text for _, text in sorted(listings, key=lambda item: item[0]))
+        first = len(pushed) + len(self.tapes)
+        listings += [(b.level, batch_listing(self, k, b, graphs[first + k], *pushforward_rows(self.pushes, b)))
+                     for k, b in enumerate(self.batches)]
+        text = "\n".join(text for _, text in sorted(listings, key=lambda item: item[0]))
+        if self.rules:
+            text = "\n".join([text] + [str(p) for p in self.rule_programs()])
+        if not text and self.title is not None:
+            return self.title + "\n  calls no op on its inputs (it returns them rearranged, or constants)"
+        return text or "(nothing traced: f opened no level; give transform='vjp', 'jvp', 'vmap' or 'linearize')"
 
-    def annotated_graphs(self, outputs=None):
-        """Every level as a graph (pushforwards first, then tapes) with its outputs, notes and dead rows;
-        ``outputs(graphs)``, when given, sets outputs known to the caller (:func:`autodiff.explain`'s)."""
+    def rule_programs(self):
+        """Every pullback that ran (in the order it ran) as a :class:`Trace` of its own: the ops its rule calls,
+        the masks it builds from its inputs included (:func:`autodiff._study.rule_program.rule_program`)."""
+        if self._programs is None:
+            self._programs = [rule_program(entry, g, tape.residuals.get(i),
+                                           f"tape {self.tapes.index(tape) + 1} %{i} ")
+                              for tape, i, entry, g, cts in self.events if cts is not None]
+        return self._programs
+
+    def annotated_graphs(self):
+        """Every level as a graph (pushforwards, tapes, batches) with its outputs, notes and dead rows; the
+        outputs a caller knows by name (:func:`autodiff.explain`'s) set by ``label_outputs``."""
         graphs = self._graphs()
-        if outputs is not None:
-            outputs(graphs)
+        if self.label_outputs is not None:
+            self.label_outputs(graphs)
         annotate(self, graphs)
         return graphs
 
     def _graphs(self):
-        """Every level as a graph (pushforwards first), each with its output rows where they are known."""
+        """Every level as a graph (pushforwards, then tapes, then batches), each with its output rows where
+        they are known."""
         graphs = [pushforward_graph(self.pushes, p, f"pushforward {k + 1}") for k, p in enumerate(self.pushforwards)]
-        if graphs and self.tangent is not None:
+        if graphs and self.transform == "jvp":
             rows = pushforward_rows(self.pushes, self.pushforwards[0])[1]
             graphs[0].outputs = [rows[id(leaf)] for _, leaf in leaves(self.output, ()) if id(leaf) in rows]
         for k, tape in enumerate(self.tapes):
             graphs.append(tape_graph(tape, f"tape {k + 1}"))
-            first = k == 0 and self.output is not None and self.tangent is None
+            first = k == 0 and self.output is not None and self.transform == "vjp"
             graphs[-1].outputs = _output_indices(self, tape) if first else seeded_rows(self, tape)
+        for k, level in enumerate(self.batches):
+            graphs.append(pushforward_graph(self.pushes, level, f"batch {k + 1}"))
+            graphs[-1].outputs = batch_outputs(self.pushes, level, self.output)
         return graphs
 
     def backward(self):
