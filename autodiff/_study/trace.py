@@ -15,22 +15,18 @@ import numpy as np
 
 from .. import _backward, _forward
 from .._arguments import is_differentiable
-from .._higher import jvp
 from .._paths import dotted
-from .._tangents import Thunk, ZeroTangent
-from .._traced import Traced, _state, current_level, value_of
-from .._trees import leaves, rebuild_node, transform
-from .._vjp import vjp
-from .._vmap import vmap
+from .._tangents import Thunk
+from .._traced import _state, current_level, value_of
+from .._trees import leaves
+from .backward_listing import backward_listing
 from .batch_listing import batch_listing, batch_outputs
 from .batch_watch import watching_batches
 from .dot import render, to_dot
-from .listing import describe, pushforward_listing, tape_listing
-from .listing_values import value_text
+from .listing import pushforward_listing, tape_listing
 from .provenance import annotate, pushforward_graph, pushforward_rows, seeded_rows, tape_graph
 from .rule_program import rule_program
-
-TRANSFORMS = ("vjp", "jvp", "linearize", "vmap", "call")
+from .trace_transforms import RUNS, chosen
 
 
 def trace(f, *args, tangents=None, cotangent=None, values=False, rules=False, transform=None):
@@ -82,7 +78,7 @@ def trace(f, *args, tangents=None, cotangent=None, values=False, rules=False, tr
       %2 = sum(%1) -> float64[]  batch axes (0) -> 0  (rule first_only(reduction))
       out %2
     """
-    transform = _chosen(transform, tangents, cotangent)
+    transform = chosen(transform, tangents, cotangent)
     if transform == "linearize":
         from .linear_trace import linearization  # it traces with this module's trace
 
@@ -90,28 +86,8 @@ def trace(f, *args, tangents=None, cotangent=None, values=False, rules=False, tr
     record = Trace(_argument_names(f, len(args)))
     record.args, record.values, record.transform, record.rules = args, values, transform, rules
     with recording(record):
-        _RUNS[transform](record, f, args, tangents, cotangent)
+        RUNS[transform](record, f, args, tangents, cotangent)
     return record
-
-
-def _chosen(transform, tangents, cotangent):
-    """The transform asked for, refused with the fix when the arguments given do not fit it."""
-    if transform is None:
-        if tangents is not None and cotangent is not None:
-            raise TypeError("trace: give tangents= (forward mode) or cotangent= (reverse mode), not both "
-                            "(or both with transform='linearize': its linear program and its transpose)")
-        transform = "jvp" if tangents is not None else "vjp"
-    if transform not in TRANSFORMS:
-        raise ValueError(f"trace: transform must be one of {', '.join(map(repr, TRANSFORMS))}, got {transform!r}")
-    if tangents is not None and transform not in ("jvp", "linearize"):
-        raise TypeError(f"trace: tangents= are pushed forward by transform='jvp' or 'linearize', not "
-                        f"{transform!r}; give cotangent= (reverse mode) or drop tangents=")
-    if cotangent is not None and transform not in ("vjp", "linearize"):
-        raise TypeError(f"trace: cotangent= is pulled back by transform='vjp' or 'linearize', not {transform!r}; "
-                        "give tangents= (forward mode) or drop cotangent=")
-    if transform == "jvp" and tangents is None:
-        raise TypeError("trace: transform='jvp' needs tangents=, one per argument (as jvp(f, args, tangents))")
-    return transform
 
 
 class recording:
@@ -138,26 +114,6 @@ class recording:
         return False
 
 
-def _reverse(record, f, args, tangents, cotangent):
-    out, pullback = vjp(f, *args)
-    record.name_inputs(args)
-    record.output = out
-    record.gradients = pullback(_ones_like(out) if cotangent is None else cotangent)
-
-
-def _forward_mode(record, f, args, tangents, cotangent):
-    record.output, record.tangent = jvp(f, tuple(args), tuple(tangents))
-
-
-def _batched(record, f, args, tangents, cotangent):
-    record.output = vmap(f)(*args)
-
-
-def _call(record, f, args, tangents, cotangent):
-    record.output = f(*args)
-
-
-_RUNS = {"vjp": _reverse, "jvp": _forward_mode, "vmap": _batched, "call": _call}
 
 
 def _argument_names(f, n):
@@ -172,16 +128,6 @@ def _argument_names(f, n):
             break
         names.append(p.name)
     return (names + [f"arg{i}" for i in range(len(names), n)])[:n]
-
-
-def _ones_like(out):
-    def leaf_fn(path, leaf):
-        v = leaf.value if type(leaf) is Traced else leaf
-        if np.ndim(v):
-            return np.ones_like(v)
-        return 1.0 if isinstance(v, float) else np.result_type(v).type(1)
-
-    return transform(out, leaf_fn, rebuild_node)
 
 
 class Trace:
@@ -307,20 +253,7 @@ class Trace:
 
     def backward(self):
         """The backward listing: pullbacks that ran, cotangent kinds, accumulation points."""
-        lines = []
-        for k, tape in enumerate(self.tapes):
-            events = [e for e in self.events if e[0] is tape]
-            lines.append(f"backward of tape {k + 1} (level {tape.level})")
-            received = {}
-            names = {i: n for (t, i), n in self.input_names.items() if t == id(tape)}
-            for _, i, entry, g, parent_cts in events:
-                lines.append("  " + _event_line(i, entry, g, parent_cts, names, self.values))
-                for p in entry[1]:
-                    received[p] = received.get(p, 0) + 1
-            for p, n in sorted(received.items()):
-                if n > 1:
-                    lines.append(f"  accumulated: %{p} received {n} cotangents and added them")
-        return "\n".join(lines)
+        return backward_listing(self)
 
     def to_dot(self):
         """DOT text: one cluster per tape, nodes coloured by level, a tie is one node with several uses."""
@@ -351,36 +284,3 @@ def _output_indices(record, tape):
                 out.append(j)
                 break
     return out
-
-
-def kind(ct):
-    """The kind of a cotangent: 'none', 'zero', 'thunk (evaluated)', 'thunk (never evaluated)' or 'dense'."""
-    if ct is None:
-        return "none"
-    if type(ct) is ZeroTangent:
-        return "zero"
-    if type(ct) is Thunk:
-        return "thunk (evaluated)" if ct.evaluated else "thunk (never evaluated)"
-    if isinstance(ct, tuple):
-        return "(" + ", ".join(kind(c) for c in ct) + ")"
-    return "dense"
-
-
-def _event_line(i, entry, g, parent_cts, names, values):
-    prim, parents = entry[0], entry[1]
-    head = f"%{i} {prim.__name__}: got {_ct(g, values)}"
-    if parent_cts is None:
-        return head + " -> skipped, zero passed to " + ", ".join(f"%{p}" for p in parents)
-    outs = [f"%{p}{' ' + names[p] if p in names else ''} {_ct(c, values)}" for p, c in zip(parents, parent_cts)]
-    dropped = [c for c in getattr(parent_cts, "dropped", ()) if type(c) is Thunk]
-    tail = f"; {len(dropped)} thunk(s) for constants dropped" if dropped else ""
-    return head + " -> " + ", ".join(outs) + tail
-
-
-def _ct(c, values=False):
-    k = kind(c)
-    if k == "dense" or k == "thunk (evaluated)":
-        v = c() if type(c) is Thunk else c
-        return f"{k} {describe(v)}" + (f" {value_text(v)}" if values else "")
-    return k
-
