@@ -58,3 +58,32 @@ def _plain(leaf):
 def _name(path):
     head, rest = path[0], path[1:]
     return f"x{head}" + "".join(f"[{k!r}]" for k in rest)
+
+
+def check(arguments, asked, what):
+    if not arguments.values:
+        given = ", ".join(type(a).__name__ for a in arguments.args) or "nothing"
+        raise TypeError(f"compare: no float or complex argument to differentiate (given {given}); pass floats, "
+                        "float arrays, or structures holding them")
+    complex_leaves = [n for n, x in zip(arguments.names, arguments.values) if np.iscomplexobj(x)]
+    if complex_leaves and asked is not False and asked is not None:
+        raise TypeError(f"compare: {what} with complex arguments ({', '.join(complex_leaves)}) is not supported; "
+                        f"compare the gradient ({what}=False), or pass the real and imaginary parts as two real "
+                        "arguments")
+
+
+def direction_of(asked, arguments, what):
+    """The direction of ``H v`` or ``J v`` (``what``), one numpy array per differentiable leaf, or ``None``."""
+    if asked is False or asked is None:
+        return None
+    if asked is True:
+        return [np.ones_like(np.asarray(x, float)) for x in arguments.values]
+    v = asked if isinstance(asked, tuple) else (asked,)
+    if len(v) != len(arguments.args):
+        raise ValueError(f"compare: {what} gives {len(v)} direction(s) for {len(arguments.args)} argument(s); "
+                         "give one each")
+    leaves = Arguments(v).leaves
+    if len(leaves) != len(arguments.leaves):
+        raise ValueError(f"compare: {what}'s directions are not in the arguments' structure; give one direction "
+                         f"per float leaf ({', '.join(arguments.names)}), in the same containers")
+    return [np.asarray(leaves[k], float) for k in arguments.which]
