@@ -39,13 +39,16 @@ class Result:
         self.jvp, self.jvp_sides = None, None
 
 
-def compare(f, *args, against=None, hvp=False, jvp=False):
+def compare(f, *args, against=None, hvp=False, jvp=False, ties=True):
     """The gradient of ``f`` at ``args`` in autodiff and in each installed system of ``against`` (by default
     torch, JAX and autograd, or for a dict of functions the systems it has entries for), with finite
     differences as the referee; ``hvp=True`` (direction ones) or ``hvp=v`` (one direction per argument, in its
     structure, or a bare one for a single argument) adds ``H v``; ``jvp=True`` or ``jvp=v`` (the same way)
     adds ``J v`` by each system's *forward* mode, as the derivative of ``sum(f)`` along ``v`` (where reverse
-    and forward mode part, as ``where`` does at a NaN, the two columns say so).  Returns a
+    and forward mode part, as ``where`` does at a NaN, the two columns say so).  One numpy array at several
+    positions of an argument (a tied weight) is one variable, as design.md section 3 says: every column gives
+    the sum of its uses at its first position and ``None`` at the others, and a note says what each system
+    does with a tie of its own; ``ties=False`` makes each position its own variable.  Returns a
     :class:`Comparison`, whose text is the table (``to_markdown()``, ``to_latex()`` and ``to_dict()`` export
     it).
 
@@ -61,7 +64,7 @@ def compare(f, *args, against=None, hvp=False, jvp=False):
     """
     against = _systems(f) if against is None else tuple(against)
     functions = _functions(f, against)
-    arguments = Arguments(args)
+    arguments = Arguments(args, ties)
     check(arguments, hvp, "hvp")
     check(arguments, jvp, "jvp")
     direction, tangent = direction_of(hvp, arguments, "hvp"), direction_of(jvp, arguments, "jvp")
@@ -205,7 +208,15 @@ class Comparison:
         if self.jvp_kink() is not None:
             left, right = self.jvp_kink()
             lines.append(f"J v: no derivative along v here: left {format_value(left)}, right {format_value(right)}")
-        return lines + self._conventions()
+        return lines + self._ties() + self._conventions()
+
+    def _ties(self):
+        return [f"{' = '.join(names)}: one array, one variable (design.md section 3): each column is the sum of "
+                f"its {len(names)} uses, at {names[0]} (None at {', '.join(names[1:])}), as autodiff's grad gives "
+                "it; natively, torch's tensor used at both (a tied Parameter) is one variable whose .grad is this "
+                "sum, read from either position (they are one object), while JAX's and autograd's gradients of a "
+                "pytree give each position its own partial derivative (compare(..., ties=False) shows those)"
+                for names in self.arguments.ties]
 
     def _conventions(self):
         if not any(np.iscomplexobj(v) for v in [self.results[REFEREE].value, *self.arguments.values]):
