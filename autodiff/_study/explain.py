@@ -8,18 +8,17 @@ listed with the notes of :func:`autodiff.trace` (``# pullback of tape 3 %1``:
 that op was recorded by the pullback of the primitive's entry).
 """
 
-import inspect
 
 import numpy as np
 
 from .._arguments import is_differentiable
 from .._primitive import Primitive
 from .._traced import Traced, value_of
-from .._trees import rebuild_node, transform
 from .._vjp import vjp
 from .listing import tape_listing
 from .rule_program import parameter_names, rule_program
 from .trace import trace
+from .trace_transforms import named, ones_like
 
 _TITLES = {
     "forward": "forward: the primitive records one entry",
@@ -84,7 +83,7 @@ def explain(prim, *args, order=2, values=False, rules=False, **kwargs):
 
     returned = {}  # level -> what the pullback traced at that level returned
     chain, inputs, names = _chain(forward, xs, x_names, order, returned)
-    record = trace(_named(chain, names), *inputs, values=values)
+    record = trace(named(chain, names), *inputs, values=values)
     record.silent.add(id(record.tapes[0]))  # its cotangents differentiate the chain once more than asked
     _name_inner_inputs(record)
     labels = {1: ["cotangent of " + n for n in x_names]}
@@ -99,11 +98,11 @@ def _chain(forward, xs, x_names, order, returned):
     """``forward`` and its pullbacks as functions of (primals, cotangents): the one to trace at ``order``.
     Each pullback notes in ``returned`` what it returned, under the level of its tape (the outermost, 1, is
     the one traced; the one it differentiates is at 2)."""
-    g = _ones_like(forward(*xs))
+    g = ones_like(forward(*xs))
     first = _pullback_as_function(forward, len(xs), lambda ct: ct[0], returned, order)
     if order == 1:
         return first, xs + [g], x_names + ["g"]
-    h = list(_ones_like(first(*xs, g)))
+    h = list(ones_like(first(*xs, g)))
     returned.clear()  # that call was only to shape h
     second = _pullback_as_function(first, len(xs) + 1, tuple, returned, 1)
     return second, xs + [g] + h, x_names + ["g"] + _h_names(x_names)
@@ -122,25 +121,8 @@ def _pullback_as_function(f, n, cotangent, returned, level):
     return pullback
 
 
-def _named(f, names):
-    """``f`` with a signature naming its positional arguments, so the listing names its inputs."""
-    f.__signature__ = inspect.Signature(
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
-    return f
-
-
 def _h_names(x_names):
     return ["h"] if len(x_names) == 1 else ["h_" + n for n in x_names]
-
-
-def _ones_like(out):
-    def leaf_fn(path, leaf):
-        v = value_of(leaf)
-        if v is None:
-            return None
-        return np.ones_like(v) if np.ndim(v) else np.result_type(v).type(1)
-
-    return transform(out, leaf_fn, rebuild_node)
 
 
 def _name_inner_inputs(record):

@@ -8,12 +8,10 @@ listed in :func:`autodiff.trace`'s format; the linear and transposed programs' o
 (they would be one more derivative).
 """
 
-import inspect
 
-import numpy as np
 
 from .._higher import linearize
-from .._trees import rebuild_node, transform
+from .trace_transforms import named, ones_like
 
 _TITLES = ("linearize: the primal program, run once and recorded",
            "linear program: f_jvp({t}) pushes the tangents along the record",
@@ -54,26 +52,13 @@ def linearization(f, args, tangents, cotangent, values):
     primal.output = out
     primal.name_inputs(args)
     names = ["d" + n for n in primal.arg_names]
-    tangents = tuple(_ones_like(a) for a in args) if tangents is None else tuple(tangents)
-    linear = trace(_named(lambda *t: f_jvp(*t), names), *tangents, values=values)
-    ct = _ones_like(out) if cotangent is None else cotangent
-    transposed = trace(_named(lambda ct: f_jvp.transpose(ct), ["ct"]), ct, values=values)
+    tangents = tuple(ones_like(a) for a in args) if tangents is None else tuple(tangents)
+    linear = trace(named(lambda *t: f_jvp(*t), names), *tangents, values=values)
+    ct = ones_like(out) if cotangent is None else cotangent
+    transposed = trace(named(lambda ct: f_jvp.transpose(ct), ["ct"]), ct, values=values)
     for record in (linear, transposed):
         record.silent.update(id(t) for t in record.tapes)
     return Linearization(primal, linear, transposed, ", ".join(names))
-
-
-def _named(f, names):
-    f.__signature__ = inspect.Signature(
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
-    return f
-
-
-def _ones_like(x):
-    def leaf_fn(path, leaf):
-        return np.ones_like(leaf) if np.ndim(leaf) else np.result_type(leaf).type(1)
-
-    return transform(x, leaf_fn, rebuild_node)
 
 
 class Linearization:

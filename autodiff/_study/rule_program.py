@@ -61,6 +61,7 @@ def rule_program(entry, g, residuals=None, where=""):
       out cotangent of x = %10
     """
     from .trace import trace  # trace imports this module
+    from .trace_transforms import named
 
     prim, _, argnums, ans, args, kwargs = entry
     values = [value_of(a) for a in args]
@@ -78,10 +79,8 @@ def rule_program(entry, g, residuals=None, where=""):
         returned.extend(cts)
         return tuple(c for c in cts if type(c) is not ZeroTangent)
 
-    pullback.__signature__ = inspect.Signature(
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in inputs])
     one = [_one_example(v, axes[n]) for n, v in inputs.items()]
-    record = trace(vmap(pullback, in_axes=tuple(axes.values())), *one, transform="call")
+    record = trace(vmap(named(pullback, list(inputs)), in_axes=tuple(axes.values())), *one, transform="call")
     record.title = f"rule of {where}{prim.__name__}: its pullback as a program (every op it calls; masks included)"
     parents = [f" (for %{p})" if where else "" for p in entry[1]]  # the tape's rows the cotangents go to
     record.label_outputs = _labeller([f"cotangent of {n}{p}" for n, p in zip(names, parents)], returned)

@@ -1,4 +1,4 @@
-"""autodiff.trace: a record of one differentiation, printable like a jaxpr.
+"""autodiff.trace: a record of one transform of ``f``, printable like a jaxpr.
 
 It shows what was recorded (per tape, with its nesting level), which
 pullback ran with which kind of cotangent (dense, symbolic zero, thunk
@@ -6,7 +6,10 @@ evaluated or never evaluated), where cotangents of one value were added up
 (a tied weight), and model leaves under their key paths.  Forward mode
 (``jvp``) records nothing, so each pushforward level is listed from the
 pushes observed while ``f`` ran: each op with its primal and its tangent,
-and whether its own JVP rule or its pullback's linearisation made it.
+and whether its own JVP rule or its pullback's linearisation made it.  A
+``vmap``'s batch level is listed the same way, from the pushes
+:mod:`autodiff._study.batch_watch` observes, with the batching rule each
+op took.  ``linearize`` is listed by :mod:`autodiff._study.linear_trace`.
 """
 
 import inspect

@@ -4,10 +4,12 @@
 (:mod:`autodiff._study.linear_trace`).
 """
 
+import inspect
+
 import numpy as np
 
 from .._higher import jvp
-from .._traced import Traced
+from .._traced import value_of
 from .._trees import rebuild_node, transform
 from .._vjp import vjp
 from .._vmap import vmap
@@ -39,7 +41,7 @@ def _reverse(record, f, args, tangents, cotangent):
     out, pullback = vjp(f, *args)
     record.name_inputs(args)
     record.output = out
-    record.gradients = pullback(_ones_like(out) if cotangent is None else cotangent)
+    record.gradients = pullback(ones_like(out) if cotangent is None else cotangent)
 
 
 def _forward_mode(record, f, args, tangents, cotangent):
@@ -57,11 +59,21 @@ def _call(record, f, args, tangents, cotangent):
 RUNS = {"vjp": _reverse, "jvp": _forward_mode, "vmap": _batched, "call": _call}
 
 
-def _ones_like(out):
+def ones_like(out):
+    """Ones shaped like each leaf of ``out`` (a cotangent or a direction of ones); ``None`` stays ``None``."""
     def leaf_fn(path, leaf):
-        v = leaf.value if type(leaf) is Traced else leaf
+        v = value_of(leaf)
+        if v is None:
+            return None
         if np.ndim(v):
             return np.ones_like(v)
         return 1.0 if isinstance(v, float) else np.result_type(v).type(1)
 
     return transform(out, leaf_fn, rebuild_node)
+
+
+def named(f, names):
+    """``f`` with a signature naming its positional arguments, so a listing names its inputs."""
+    f.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
+    return f
