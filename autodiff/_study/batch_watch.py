@@ -1,11 +1,10 @@
 """What :func:`autodiff.trace` sees of ``vmap``: every primitive a batch level ran, and which rule it took.
 
-The core tells observers about every push of a ``jvp`` (``_forward.observers``) and every pullback
-(``_backward.observers``); a batch level (:class:`autodiff._batching.Batch`) has no such list.  So while a
-trace runs, ``Batch.push`` is wrapped: a push made on the tracing thread is reported to its ``Trace``
-(:meth:`~autodiff._study.trace.Trace.observe_batch`), any other runs as before.  The wrapper is installed
-by the first trace that runs and removed by the last (a count, under a lock, so threads that trace at once
-leave ``Batch.push`` as they found it).
+The core tells observers about every push of a ``jvp`` (``_forward.observers``), every pullback
+(``_backward.observers``) and every push of a batch level (``_batching.observers``).  While a trace runs,
+a push made on the tracing thread is reported to its ``Trace``
+(:meth:`~autodiff._study.trace.Trace.observe_batch`); the observer is added by the first trace that runs and
+removed by the last (a count, under a lock, so threads that trace at once leave the list as they found it).
 
 A ``BatchPush`` is one row of a batch level's listing: the push, the batching rule that ran (its name), the
 batch axes in (``0`` batched, ``None`` the same for every example) and out, and the marks of every level
@@ -16,42 +15,44 @@ import inspect
 import threading
 from functools import partial
 
+from .. import _batching
 from .._batch_rules import batch_rule_of, loop
-from .._batching import Batch
 from .._traced import Traced, _state
 
 _lock = threading.Lock()
-_installed = {"count": 0, "push": None}
+_count = [0]  # traces running, on any thread
 
 
 class watching_batches:
-    """Context manager: report every batch push of this thread to the trace being recorded."""
+    """Context manager: report every batch push of this thread to the trace being recorded (through the core's
+    ``_batching.observers``, while at least one trace runs)."""
 
     def __enter__(self):
         with _lock:
-            if _installed["count"] == 0:
-                _installed["push"] = Batch.push
-                Batch.push = _observed_push
-            _installed["count"] += 1
+            if _count[0] == 0:
+                _batching.observers.append(_observe)
+            _count[0] += 1
         return self
 
     def __exit__(self, *exc):
         with _lock:
-            _installed["count"] -= 1
-            if _installed["count"] == 0:
-                Batch.push = _installed["push"]
+            _count[0] -= 1
+            if _count[0] == 0:
+                _batching.observers.remove(_observe)
         return False
 
 
-def _observed_push(level, prim, args, kwargs):
-    run = _installed["push"]
+def _observe(level, prim, args, kwargs):
+    """Before a push: the marks now, and what to report once it has run (nothing off the tracing thread)."""
     tracer = _state.__dict__.get("tracer")
     if tracer is None:
-        return run(level, prim, args, kwargs)
+        return None
     before = tracer.marks_now()
-    result = run(level, prim, args, kwargs)
-    tracer.observe_batch(level, prim, args, kwargs, result, BatchPush(level, prim, args, kwargs, result, before))
-    return result
+
+    def done(result):
+        tracer.observe_batch(level, prim, args, kwargs, result, BatchPush(level, prim, args, kwargs, result, before))
+
+    return done
 
 
 class BatchPush:
