@@ -13,7 +13,7 @@ import numpy as np
 import autodiff
 import autodiff.numpy as anp
 from autodiff import Tangent
-from autodiff.extend import Traced, plain_value
+from autodiff.extend import Traced, is_inexact, plain_value
 from traversal import (
     NOPRUNE,
     CachedWalk,
@@ -204,7 +204,7 @@ def _state_as_arrays(state):
     if type(state) is tuple:
         return tuple(_state_as_arrays(s) for s in state)
     inner = plain_value(state)
-    return _as_array(state, inner.dtype) if isinstance(inner, np.generic) and inner.dtype.kind in "fc" else state
+    return _as_array(state, inner.dtype) if isinstance(inner, np.generic) and is_inexact(inner.dtype) else state
 
 
 def _children_at(which, node, keys, path, x):

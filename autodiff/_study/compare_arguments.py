@@ -8,6 +8,7 @@ float or complex (ints, bools, strings, integer arrays) are held as constants an
 
 import numpy as np
 
+from .._arguments import is_differentiable
 from .._trees import leaves as _paths_and_leaves
 from .._trees import walk_flatten
 
@@ -19,7 +20,7 @@ class Arguments:
     def __init__(self, args):
         self.args = tuple(args)
         self.leaves, self.treedef = walk_flatten(self.args)
-        self.which = [k for k, leaf in enumerate(self.leaves) if differentiable(leaf)]
+        self.which = [k for k, leaf in enumerate(self.leaves) if is_differentiable(leaf)]
         self.values = [_plain(self.leaves[k]) for k in self.which]
         paths = [path for path, _ in _paths_and_leaves(self.args)]
         self.names = [_name(paths[k]) for k in self.which]
@@ -39,15 +40,6 @@ class Arguments:
         """One entry per argument, in its structure, with ``flat`` at the differentiable leaves and ``None``
         at the constants; ``None`` stays ``None`` (no ``H v`` asked for)."""
         return None if flat is None else self.rebuild(flat, constants=False)
-
-
-def differentiable(leaf):
-    """A float or complex numpy array, or a Python/numpy float or complex (design.md section 1)."""
-    if isinstance(leaf, (bool, np.bool_)):
-        return False
-    if isinstance(leaf, (float, complex, np.floating, np.complexfloating)):
-        return True
-    return isinstance(leaf, np.ndarray) and leaf.dtype.kind in "fc"
 
 
 def _plain(leaf):

@@ -18,7 +18,7 @@ import numpy as np
 
 from .._batching import batch_depth
 from .._traced import value_of as strip_all
-from ..extend import defbatch, primitive, value_of
+from ..extend import defbatch, is_inexact, primitive, value_of
 from ._batch_helpers import elementwise, reduction
 from ._broadcast import shape_of
 from ._searchsorted import searchsorted
@@ -73,7 +73,7 @@ def _array_equal(a, b, equal_nan=False):
     if shape_of(a) != shape_of(b):
         return False  # the same for every example
     same = _UNDER_VMAP["equal"](a, b)
-    if equal_nan and all(np.result_type(strip_all(v)).kind in "fc" for v in (a, b)):
+    if equal_nan and all(is_inexact(np.result_type(strip_all(v))) for v in (a, b)):
         both_nan = _UNDER_VMAP["logical_and"](_UNDER_VMAP["isnan"](a), _UNDER_VMAP["isnan"](b))
         same = _UNDER_VMAP["logical_or"](same, both_nan)
     return _AXIS_REDUCTIONS["all"](same)
