@@ -12,7 +12,7 @@ import numpy as np
 from autodiff._for_traversal import LayoutCache, registry_version
 from autodiff.extend import Traced, is_inexact
 
-from .._trainable import trainable, trainable_version
+from .._trainable import isnumeric, trainable, trainable_version
 
 _readers = LayoutCache(version=lambda: (trainable_version(), registry_version()))  # never stale: see the version
 
@@ -44,10 +44,7 @@ def pick(values, leaf_types=None):
                 seen.add(id(v))
                 found.append(v)
         elif t is Traced:
-            inner = v.value
-            while type(inner) is Traced:
-                inner = inner.value
-            if type(inner) is np.ndarray and is_inexact(inner.dtype) and id(v) not in seen:  # isnumeric(v)
+            if isnumeric(v) and id(v) not in seen:
                 seen.add(id(v))
                 found.append(v)
         elif leaf_types is not None and t not in leaf_types:  # a container (or something new) where a leaf was
