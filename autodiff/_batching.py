@@ -14,7 +14,7 @@ import numpy as np
 
 from ._batch_rules import batch_rule_of
 from ._residuals import Like
-from ._traced import Traced, _state, current_level, surfaced
+from ._traced import Traced, _state, close_level, current_level
 from ._tuple_values import with_arrays
 
 _SHAPED = (np.ndarray, Like)
@@ -145,11 +145,7 @@ class open_batch:
         return self.level
 
     def __exit__(self, kind, value, traceback):
-        self.level.active = False
-        _state.level = self.level.level - 1
-        detached = surfaced(value) if kind is not None else None
-        if detached is not None:  # numpy hid it behind its own ValueError (a[i] = x into a plain array)
-            raise detached from None
+        close_level(self.level, value)
         return False
 
 

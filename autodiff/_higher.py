@@ -24,7 +24,7 @@ from ._tangents import ZeroTangent
 from ._traced import Traced, new_inputs, open_tape, value_of
 from ._transforms import grad, unwrap_outputs
 from ._trees import rebuild_node, transform
-from ._vjp import protect_saved, seeds_of, split_tuple_outputs
+from ._vjp import protect_results, seeds_of, split_tuple_outputs
 
 
 def jvp(f, primals, tangents, argnums=None, has_aux=False):
@@ -245,11 +245,8 @@ def linearize(f, *primals, has_aux=False):
         out, aux = split_aux(f(*variables.substitute(inputs)), has_aux, "linearize")
         out = split_tuple_outputs(out)
     value, outputs = unwrap_outputs(out, tape)
-    f_jvp = Linearized(tape, variables, inputs, value, outputs)
-    if has_aux:
-        aux, saved = unwrap_outputs(aux, tape)
-        protect_saved(tape, saved)
-    protect_saved(tape, outputs)  # the rules of exp, tanh, sqrt... read their output: the caller must not change it
+    f_jvp = Linearized(tape, variables, inputs, value, outputs)  # made first: it releases the tape, come what may
+    aux = protect_results(tape, outputs, aux, has_aux)  # the rules of exp, tanh, sqrt... read their output
     return (value, f_jvp, aux) if has_aux else (value, f_jvp)
 
 

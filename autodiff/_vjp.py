@@ -34,12 +34,19 @@ def vjp(f, *primals, has_aux=False):
         out, aux = split_aux(f(*args), has_aux, "vjp")
         out = split_tuple_outputs(out)
     value, outputs = unwrap_outputs(out, tape)
-    pullback = Pullback(tape, primals, record, out, outputs)
+    pullback = Pullback(tape, primals, record, out, outputs)  # made first: it releases the tape, come what may
+    aux = protect_results(tape, outputs, aux, has_aux)
+    return (value, pullback, aux) if has_aux else (value, pullback)
+
+
+def protect_results(tape, outputs, aux, has_aux):
+    """``aux`` unwrapped off ``tape`` (with ``has_aux``); the arrays among the outputs and ``aux`` that are
+    entries of ``tape`` protected, as a pullback (or a JVP rule) may read them: the caller must not change them."""
     if has_aux:
         aux, saved = unwrap_outputs(aux, tape)
         protect_saved(tape, saved)
-    protect_saved(tape, outputs)  # outputs (and aux) a pullback may read: the caller must not change them
-    return (value, pullback, aux) if has_aux else (value, pullback)
+    protect_saved(tape, outputs)
+    return aux
 
 
 def protect_saved(tape, outputs):

@@ -167,7 +167,7 @@ def test_a_cycle_in_the_model_and_in_the_gradient_is_refused_not_walked_forever(
     grads["more"].append(grads)
     for updater in (_accel.update_fast, _tree._update):
         monkeypatch.setattr(_tree, "updater", updater)
-        with pytest.raises(ValueError, match=r"optimisers.update: cycle at more\[0\]"):
+        with pytest.raises(ValueError, match=r"optimisers.update: cycle: the object at more\[0\] contains itself"):
             update(state, model, grads)
 
 

@@ -8,6 +8,7 @@ float or complex (ints, bools, strings, integer arrays) are held as constants an
 
 import numpy as np
 
+from .._arguments import is_differentiable
 from .._trees import leaves as _paths_and_leaves
 from .._trees import walk_flatten
 
@@ -57,7 +58,7 @@ def _variables(leaves, paths, ties):
     numpy array met again within the same argument (by identity; scalars are values, never tied)."""
     which, tied, first = [], {}, {}
     for k, leaf in enumerate(leaves):
-        if not differentiable(leaf):
+        if not is_differentiable(leaf):
             continue
         key = (paths[k][0], id(leaf))
         if ties and isinstance(leaf, np.ndarray) and key in first:
@@ -66,15 +67,6 @@ def _variables(leaves, paths, ties):
         first.setdefault(key, k)
         which.append(k)
     return which, tied
-
-
-def differentiable(leaf):
-    """A float or complex numpy array, or a Python/numpy float or complex (design.md section 1)."""
-    if isinstance(leaf, (bool, np.bool_)):
-        return False
-    if isinstance(leaf, (float, complex, np.floating, np.complexfloating)):
-        return True
-    return isinstance(leaf, np.ndarray) and leaf.dtype.kind in "fc"
 
 
 def _plain(leaf):

@@ -3,7 +3,7 @@
 import numpy as np
 
 from .._hooks import slot
-from ..extend import defbatch, defjvp, deflinear, defvjp, plain_value, value_of
+from ..extend import defbatch, defjvp, deflinear, defvjp, is_inexact, plain_value, value_of
 from ._arraylike import ArrayLikeFirst  # numpy's reductions take lists and tuples, traced values inside too
 from ._batch_helpers import differentiated, over_example_axes, reduction
 from ._broadcast import broadcast_to, dtype_of, shape_of
@@ -77,7 +77,7 @@ def mean(x, axis=None, keepdims=False, dtype=None):
 
 def _float_dtype(x):
     dt = dtype_of(x)
-    return dt if dt.kind in "fc" else np.dtype(np.float64)
+    return dt if is_inexact(dt) else np.dtype(np.float64)
 
 
 def _extreme(np_fun, name):

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from .._hooks import hooks
-from ..extend import ZeroTangent, defbatch, defjvp, defvjp, primitive
+from ..extend import ZeroTangent, defbatch, defjvp, defvjp, is_inexact, primitive
 from ._batch_helpers import whole
 from ._batch_ops import solve_rule
 from ._broadcast import dtype_of, shape_of, unbroadcast
@@ -33,7 +33,7 @@ __all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "svd", "eigh", 
 def _norm_value(x):
     dtype = np.result_type(x)
     value = math.sqrt(hooks.sumsq64(x))  # accumulated in float64 (autodiff/numpy/_reductions.py)
-    return (np.finfo(dtype).dtype if dtype.kind in "fc" else np.dtype(np.float64)).type(value)
+    return (np.finfo(dtype).dtype if is_inexact(dtype) else np.dtype(np.float64)).type(value)
 
 
 _norm = primitive(_norm_value, "norm")
@@ -69,7 +69,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     7.0
     """
     x = from_nested(x)
-    if dtype_of(x).kind not in "fc":
+    if not is_inexact(dtype_of(x)):
         raise TypeError(f"autodiff.numpy.linalg.norm: expected a float array, got dtype {dtype_of(x)}")
     ndim = len(shape_of(x))
     matrix = isinstance(axis, tuple) and len(axis) == 2 or (axis is None and ndim == 2 and ord is not None)

@@ -14,7 +14,7 @@ import numpy as np
 
 from autodiff._for_traversal import fields_getter, node_of, registry_version
 from autodiff._hooks import fill
-from autodiff.extend import Traced, ZeroTangent, value_of
+from autodiff.extend import Traced, ZeroTangent, is_inexact, value_of
 
 from .. import _collect
 from .._keypath import KeyPath
@@ -71,7 +71,7 @@ def _customised_getter(node):
 def _is_param(x):
     t = type(x)
     if t is np.ndarray:
-        return x.dtype.kind in "fc"
+        return is_inexact(x.dtype)
     return t is Traced and isnumeric(x)
 
 
