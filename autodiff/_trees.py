@@ -8,7 +8,7 @@ from itertools import islice
 
 from ._containers import node_of, trainable_filter
 from ._hooks import slot
-from ._paths import format_path
+from ._paths import cycle_error, format_path
 
 
 def transform(root, leaf_fn, node_fn, path=()):
@@ -31,10 +31,7 @@ def transform(root, leaf_fn, node_fn, path=()):
             i += 1
         if i < len(kids):  # descend into a container child
             if id(child) in on_path:
-                raise ValueError(
-                    f"cycle: the object at {format_path(fpath + (keys[i],))} contains itself; "
-                    "a model must be a tree (ties are fine, loops are not)"
-                )
+                raise cycle_error(format_path(fpath + (keys[i],)))
             on_path.add(id(child))
             stack.append(_frame(child, child_node, fpath + (keys[i],)))
             continue

@@ -12,7 +12,7 @@ import numpy as np
 from .._batching import Batch, example_shape
 from .._jvp_rules import _jvp_rules
 from .._paths import dotted
-from .._tangents import ZeroTangent
+from .._tangents import ZeroTangent, is_inexact
 from .._traced import Traced
 from .._trees import leaves
 from .compare_export import _number
@@ -187,8 +187,9 @@ def constant(a):
     """
     if type(a) is Traced or np.size(a) > SHOWN:
         return describe(a, "const ")
-    wide = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64) if a.dtype.kind in "fc" else a
-    text = repr(np.round(wide, 4).tolist() if a.dtype.kind in "fc" else wide.tolist())
+    inexact = is_inexact(a.dtype)
+    wide = a.astype(np.complex128 if a.dtype.kind == "c" else np.float64) if inexact else a
+    text = repr(np.round(wide, 4).tolist() if inexact else wide.tolist())
     return text if a.dtype in _PLAIN_DTYPES else f"{text}:{a.dtype}"
 
 
