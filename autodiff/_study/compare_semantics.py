@@ -38,11 +38,20 @@ def semantics_table(cases, against=None):
 class _Case:
     def __init__(self, name, f, args, shown=False):
         self.name, self.f, self.args = name, f, tuple(args)
-        along = isinstance(shown, tuple) and len(shown) == 2 and isinstance(shown[0], str) and shown[0] == "jvp"
-        jvp = (isinstance(shown, str) and shown == "jvp") or along
-        self.jvp = (shown[1] if along else True) if jvp else False
+        self.jvp = _jvp_direction(shown)
+        jvp = self.jvp is not False
         self.hvp = False if jvp else shown
         self.kind = "jvp" if jvp else "hvp" if shown is not False and shown is not None else "grad"
+
+
+def _jvp_direction(shown):
+    """A case's ``jvp``: ``False`` unless it shows one; ``True`` for ``"jvp"`` (a random direction), the direction
+    given for ``("jvp", v)``."""
+    if isinstance(shown, str) and shown == "jvp":
+        return True
+    if isinstance(shown, tuple) and len(shown) == 2 and isinstance(shown[0], str) and shown[0] == "jvp":
+        return shown[1]
+    return False
 
 
 class SemanticsTable:

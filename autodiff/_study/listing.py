@@ -113,20 +113,36 @@ def keywords(kwargs):
 def input_name(record, value):
     """A level's input: the argument leaf it is (by key path), else the outer value it stands for: an entry
     of a tape, or a value of a pushforward or a batch."""
-    for (tape_id, i), name in record.input_names.items():  # the name the first tape gave it (ties joined)
+    return _named_input(record, value) or _argument_leaf(record, value) or _outer_value(record, value) or "input"
+
+
+def _named_input(record, value):
+    """The name the first tape gave the input (ties joined), if ``value`` is one."""
+    for (tape_id, i), name in record.input_names.items():
         tape = next(t for t in record.tapes if id(t) == tape_id)
         if input_value(tape, i) is value:
             return name
+    return None
+
+
+def _argument_leaf(record, value):
+    """``x['w']``: the argument leaf ``value`` is, by key path."""
     for arg, name in zip(record.args, record.arg_names):
         for path, leaf in leaves(arg, ()):
             if leaf is value:
                 return name + dotted(path)
-    if type(value) is Traced:
-        for kind, levels in (("tape", record.tapes), ("pushforward", record.pushforwards), ("batch", record.batches)):
-            k = next((k for k, owner in enumerate(levels) if owner is value.tape), None)
-            if k is not None:
-                return f"(tape {k + 1} %{value.index})" if kind == "tape" else f"({kind} {k + 1} value)"
-    return "input"
+    return None
+
+
+def _outer_value(record, value):
+    """The outer value ``value`` stands for: an entry of a tape, or a value of a pushforward or a batch."""
+    if type(value) is not Traced:
+        return None
+    for kind, levels in (("tape", record.tapes), ("pushforward", record.pushforwards), ("batch", record.batches)):
+        k = next((k for k, owner in enumerate(levels) if owner is value.tape), None)
+        if k is not None:
+            return f"(tape {k + 1} %{value.index})" if kind == "tape" else f"({kind} {k + 1} value)"
+    return None
 
 
 def _tangent(d):
