@@ -10,18 +10,14 @@ from . import (
     _tangent_algebra,  # noqa: F401  (gives Tangent its arithmetic)
     numpy,  # noqa: F401  (installs array behaviour on traced values)
 )
-from ._accel import backward as _accel_backward
-from ._accel import batching as _accel_batching
-from ._accel import elementwise as _accel_elementwise
-from ._accel import flatten as _accel_flatten
-from ._accel import record as _accel_record
-from ._accel import reductions as _accel_reductions
+from ._accel import install as _install_accelerations
 from ._accel.kernels import warmup
 from ._ggn import ggnvp
 from ._ggn_operator import GgnOperator, ggn_operator
 from ._hessian import hessian
 from ._higher import hvp, jvp, linearize
 from ._holomorphic import holomorphic_grad
+from ._hooks import accelerations
 from ._hvp_operator import HvpOperator, hvp_operator
 from ._jacobian import jacfwd, jacobian, jacrev
 from ._lazy import lazy_names
@@ -36,12 +32,8 @@ from ._vjp import vjp
 from ._vmap import vmap
 from .numpy import abssum, maxabs, scaled, sumsq
 
-_accel_backward.install()
-_accel_record.install()  # the accelerations plug in beside the reference core (off under AUTODIFF_REFERENCE=1)
-_accel_reductions.install()
-_accel_batching.install()
-_accel_flatten.install()
-_accel_elementwise.install()
+_install_accelerations()  # the accelerations fill their slots of the hook table (none under AUTODIFF_REFERENCE=1)
+
 
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "jacrev", "jacfwd", "hessian", "hvp",
@@ -50,7 +42,7 @@ __all__ = [
     "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "scaled", "warmup", "trace", "Trace",
     "show", "ties", "explain", "Explanation", "compare", "Comparison", "semantics_table",
     "holomorphic_grad", "ggnvp", "vmap", "remat",
-    "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk",
+    "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk", "accelerations",
 ]
 
 # The study tools load on first use: most programs never call them, and they cost import time.

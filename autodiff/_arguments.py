@@ -11,22 +11,23 @@ arguments gets each argument's own partial derivative.
 
 import numpy as np
 
-from . import _ops, _trees
+from . import _ops
 from ._batching import example_shape, like_batches_of
 from ._checks import refuse_argument, refuse_hidden_floats
 from ._containers import node_of
+from ._hooks import hooks
 from ._protection import hold_each
-from ._tangents import NoTangent, Thunk, ZeroTangent
+from ._tangents import NoTangent, Thunk, ZeroTangent, is_inexact
 from ._traced import Traced, new_input, unprotected_input, value_of
 
 
 def is_differentiable(x):
     """Float or complex arrays and scalars (traced or not); not ints, bools or objects."""
     if type(x) is np.ndarray:
-        return x.dtype.kind in "fc"
+        return is_inexact(x.dtype)
     v = value_of(x)
     if isinstance(v, (np.ndarray, np.generic)):
-        return v.dtype.kind in "fc"
+        return is_inexact(v.dtype)
     return isinstance(v, (float, complex))
 
 
@@ -54,7 +55,7 @@ def trace_arguments(tape, args, argnums):
                 new[i] = record.bare[i] = new_input(tape, arg)
                 continue
             refuse_argument(arg, i)
-        leaves, treedef = _trees.flatten(arg, (i,))
+        leaves, treedef = hooks.flatten(arg, (i,))
         traced, tied = _trace_leaves(tape, arg, i, leaves, treedef.flags)
         new[i] = treedef.unflatten(traced)
         record.structures[i] = (leaves, traced, treedef, tied)
@@ -76,7 +77,7 @@ def _trace_leaves(tape, arg, i, leaves, flags):
         if flags is not None and not flags[k] and id(leaf) not in variables:  # left out by trainable: a constant
             traced.append(leaf)
             continue
-        if kind is np.ndarray and leaf.dtype.kind in "fc":
+        if kind is np.ndarray and is_inexact(leaf.dtype):
             is_array = True
             fresh.append(leaf)
         elif kind not in _PLAIN and is_differentiable(leaf):

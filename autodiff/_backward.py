@@ -1,5 +1,6 @@
 """The backward pass: walk one tape in reverse, accumulating cotangents."""
 
+from ._hooks import slot
 from ._primitive import pull
 from ._tangents import ZERO, ZeroTangent, add_tangents, unthunk
 
@@ -47,4 +48,4 @@ def _take(tape, i, free):
     return tape.residuals.pop(i, None)
 
 
-run = backward  # the hook the engine calls; autodiff._accel.backward puts its unrolled twin here
+slot("backward", backward, "the backward pass over a tape (the accelerated twin unrolls the common rules)")

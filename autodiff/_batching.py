@@ -14,7 +14,7 @@ import numpy as np
 
 from ._batch_rules import batch_rule_of
 from ._residuals import Like
-from ._traced import Traced, _state, current_level, surfaced
+from ._traced import Traced, _state, close_level, current_level
 from ._tuple_values import with_arrays
 
 _SHAPED = (np.ndarray, Like)
@@ -31,6 +31,12 @@ class Batch:
 
     def push(self, prim, args, kwargs):
         """``prim(*args, **kwargs)`` for every example at once: its batching rule on the unwrapped values."""
+        if observers:  # autodiff.trace is listing the pushes
+            return _observed(self, prim, args, kwargs)
+        return self.run(prim, args, kwargs)
+
+    def run(self, prim, args, kwargs):
+        """:meth:`push` itself, unobserved."""
         if not self.active:
             raise escaped(prim.__name__, self)
         arrays = with_arrays(prim, self, args)  # a tuple result read as one array: its parts stacked first
@@ -49,6 +55,19 @@ class Batch:
             result = _over_no_examples(prim, rule, self, values, bdims, kwargs)
         out, bdim = _checked(prim, self, result)
         return out if bdim is None else batched(out, self)
+
+
+observers = []  # callables (level, prim, args, kwargs) -> None or a callable given the result; autodiff.trace's
+
+
+def _observed(level, prim, args, kwargs):
+    """A push told to each observer, before (its answer) and after (the result)."""
+    after = [observe(level, prim, args, kwargs) for observe in observers]
+    result = level.run(prim, args, kwargs)
+    for done in after:
+        if done is not None:
+            done(result)
+    return result
 
 
 def _over_no_examples(prim, rule, level, values, bdims, kwargs):
@@ -126,11 +145,7 @@ class open_batch:
         return self.level
 
     def __exit__(self, kind, value, traceback):
-        self.level.active = False
-        _state.level = self.level.level - 1
-        detached = surfaced(value) if kind is not None else None
-        if detached is not None:  # numpy hid it behind its own ValueError (a[i] = x into a plain array)
-            raise detached from None
+        close_level(self.level, value)
         return False
 
 

@@ -12,7 +12,7 @@ import numpy as np
 from ._batching import example_shape
 from ._calls import describe
 from ._paths import format_path
-from ._tangents import ZERO
+from ._tangents import ZERO, is_inexact
 from ._traced import Traced, value_of
 from ._trees import leaves
 
@@ -102,7 +102,7 @@ def check_cotangent(path, ct, value, name="vjp pullback"):
     want_shape, got_shape = example_shape(value), example_shape(ct)
     value, ct = value_of(value), value_of(ct)
     want, got = np.result_type(value), np.result_type(ct)
-    scalar_ok = isinstance(ct, (float, int)) and want_shape == () and want.kind in "fc"
+    scalar_ok = isinstance(ct, (float, int)) and want_shape == () and is_inexact(want)
     if want_shape != got_shape or (want != got and not scalar_ok):
         where = f" at {at_output(path)}" if path else ""
         raise ValueError(
@@ -148,28 +148,41 @@ def _is_value(x):
 
 
 def _checked_part(prim, t, ans, which):
-    if type(t) is np.ndarray and type(ans) is np.ndarray and t.shape == ans.shape and t.dtype == ans.dtype:
-        return t  # the usual case, first
-    if not (_is_value(t) and _is_value(ans)):  # a symbolic zero, a thunk: nothing to compare
+    if _nothing_to_compare(t, ans):
         return t
     if type(t) in (float, int) and t == 0:
         return ZERO
+    wrong = _misfit(t, ans)
+    if wrong:
+        raise ValueError(f"{prim.__name__}: its JVP returned a tangent{which} {wrong}")
+    return t
+
+
+def _nothing_to_compare(t, ans):
+    """The usual case (arrays of one shape and dtype), checked first; or a symbolic zero, a thunk."""
+    if type(t) is np.ndarray and type(ans) is np.ndarray and t.shape == ans.shape and t.dtype == ans.dtype:
+        return True
+    return not (_is_value(t) and _is_value(ans))
+
+
+def _misfit(t, ans):
+    """How the tangent value ``t`` misfits the output ``ans`` (the end of the error's sentence), or ``""``."""
     got_shape, want_shape = example_shape(t), example_shape(ans)
     got, want = np.result_type(value_of(t)), np.result_type(value_of(ans))
-    python_scalar = type(value_of(t)) in (float, int, complex)
-    scalar_ok = python_scalar and want_shape == () and want.kind in "fc" and (want.kind == "c" or got.kind != "c")
-    if want.kind not in "fc":
-        raise ValueError(
-            f"{prim.__name__}: its JVP returned a tangent{which} of dtype {got}, but the output has dtype {want}, "
-            "which carries no tangent; return autodiff.extend.ZeroTangent() for it"
-        )
+    if not is_inexact(want):
+        return (f"of dtype {got}, but the output has dtype {want}, which carries no tangent; return "
+                "autodiff.extend.ZeroTangent() for it")
     if got_shape != want_shape:
-        raise ValueError(f"{prim.__name__}: its JVP returned a tangent{which} of shape {got_shape}, but the output "
-                         f"has shape {want_shape}; {_EXACT}")
-    if got != want and not scalar_ok:
-        raise ValueError(f"{prim.__name__}: its JVP returned a tangent{which} of dtype {got}, but the output has "
-                         f"dtype {want}; {_EXACT}")
-    return t
+        return f"of shape {got_shape}, but the output has shape {want_shape}; {_EXACT}"
+    if got != want and not _scalar_fits(t, got, want, want_shape):
+        return f"of dtype {got}, but the output has dtype {want}; {_EXACT}"
+    return ""
+
+
+def _scalar_fits(t, got, want, want_shape):
+    """A Python scalar fits a 0-d output of a float kind (a complex one only a complex output)."""
+    python_scalar = type(value_of(t)) in (float, int, complex)
+    return python_scalar and want_shape == () and (want.kind == "c" or got.kind != "c")
 
 
 _EXACT = ("a JVP must return a tangent of its output's exact shape and dtype (broadcast a smaller one up with "
@@ -287,7 +300,7 @@ def refuse_hidden_floats(arg, i, leaf):
 
 
 def _holds_floats(v):
-    return isinstance(v, np.ndarray) and v.dtype.kind in "fc"
+    return isinstance(v, np.ndarray) and is_inexact(v.dtype)
 
 
 def leaked(prim, tape):

@@ -4,28 +4,37 @@
 - ``registry_version()``: changes whenever a container is registered, so caches of walks can forget.
 - ``set_trainable_filter(fn)``: tells ``grad`` which children are trainable, so a tie's gradient goes to
   its first trainable occurrence (``traversal.trainable`` sets it).
-- ``fields_getter``, ``compile_layout``, ``Layout``, ``LayoutCache``: compiled readers of a structure,
-  behind traversal's fast collectors.
+- ``fields_getter``: a dataclass's or namedtuple's fields, read fast (traversal's accelerated collectors).
 - ``is_known(f)``: is ``f`` a known reduction of one array (``total(sumsq, model, grads)`` applies it to
-  each gradient alone); ``known_total(f, xs, init)``: the fused model-wide path of such a reduction, or
-  ``None`` when there is none (always ``None`` under ``AUTODIFF_REFERENCE=1``).
+  each gradient alone); the slot ``hooks.known_total(f, xs, init)``: the fused model-wide path of such a
+  reduction, or ``None`` when there is none (its reference: always ``None``; the ``reductions`` acceleration
+  fills it).
 - ``lazy_names(package, table)``: a package's names that load on first use (traversal's checkpoints).
 
 >>> import numpy as np
 >>> import autodiff.numpy as anp
 >>> is_known(anp.sumsq), is_known(abs)
 (True, False)
->>> float(known_total(anp.sumsq, [np.array([3.0, 4.0])], 0.0) or anp.sumsq(np.array([3.0, 4.0])))
+>>> from autodiff._hooks import hooks
+>>> float(hooks.known_total(anp.sumsq, [np.array([3.0, 4.0])], 0.0) or anp.sumsq(np.array([3.0, 4.0])))
 25.0
 """
 
-from ._accel.layouts import Layout, LayoutCache, compile_layout
-from ._accel.reductions import known_total
 from ._containers import Node, fields_getter, node_of, registry_version, set_trainable_filter
+from ._hooks import slot
 from ._lazy import lazy_names
 from .numpy._named import is_known
 
 __all__ = [
     "node_of", "Node", "registry_version", "set_trainable_filter", "fields_getter",
-    "compile_layout", "Layout", "LayoutCache", "is_known", "known_total", "lazy_names",
+    "is_known", "lazy_names",
 ]
+
+
+def _no_known_total(f, xs, init):
+    """The reference: no fused path, so ``total`` sums ``f`` over the arrays one recorded call at a time."""
+    return None
+
+
+slot("known_total", _no_known_total, "total's fused model-wide path of a known reduction, or None (the "
+     "accelerated twin: one compiled, threaded pass and one tape entry)")

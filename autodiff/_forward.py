@@ -14,7 +14,7 @@ length holds a few arrays at a time.
 from ._checks import leaked
 from ._jvp_rules import jvp_rule_of
 from ._tangents import ZERO, ZeroTangent
-from ._traced import Traced, _state, current_level, surfaced
+from ._traced import Traced, _state, close_level, current_level
 from ._tuple_values import with_arrays
 
 observers = []  # callables (pushforward, prim, args, kwargs, result dual); used by autodiff.trace
@@ -48,11 +48,7 @@ class open_pushforward:
         return self.level
 
     def __exit__(self, kind, value, traceback):
-        self.level.active = False
-        _state.level = self.level.level - 1
-        detached = surfaced(value) if kind is not None else None
-        if detached is not None:  # numpy hid it behind its own ValueError (a[i] = x into a plain array)
-            raise detached from None
+        close_level(self.level, value)
         return False
 
 

@@ -10,13 +10,13 @@ structure, shape and dtype, and one direction per tied array
 (:mod:`autodiff._directions`).
 """
 
-from . import _backward
 from ._arguments import is_differentiable, zeros_like_primal
 from ._arguments import materialise as materialise_ct
 from ._calls import checked_aux, on_arguments, split_aux
 from ._checks import scalar_valued
 from ._directions import Variables, as_arguments, chosen_arguments
 from ._forward import dual, open_pushforward
+from ._hooks import hooks
 from ._jvp_rules import jvp_rule_of
 from ._parameter_vector import flat_direction
 from ._protection import release
@@ -24,7 +24,7 @@ from ._tangents import ZeroTangent
 from ._traced import Traced, new_inputs, open_tape, value_of
 from ._transforms import grad, unwrap_outputs
 from ._trees import rebuild_node, transform
-from ._vjp import protect_saved, seeds_of, split_tuple_outputs
+from ._vjp import protect_results, seeds_of, split_tuple_outputs
 
 
 def jvp(f, primals, tangents, argnums=None, has_aux=False):
@@ -245,11 +245,8 @@ def linearize(f, *primals, has_aux=False):
         out, aux = split_aux(f(*variables.substitute(inputs)), has_aux, "linearize")
         out = split_tuple_outputs(out)
     value, outputs = unwrap_outputs(out, tape)
-    f_jvp = Linearized(tape, variables, inputs, value, outputs)
-    if has_aux:
-        aux, saved = unwrap_outputs(aux, tape)
-        protect_saved(tape, saved)
-    protect_saved(tape, outputs)  # the rules of exp, tanh, sqrt... read their output: the caller must not change it
+    f_jvp = Linearized(tape, variables, inputs, value, outputs)  # made first: it releases the tape, come what may
+    aux = protect_results(tape, outputs, aux, has_aux)  # the rules of exp, tanh, sqrt... read their output
     return (value, f_jvp, aux) if has_aux else (value, f_jvp)
 
 
@@ -301,7 +298,7 @@ class Linearized:
 
     def pull(self, ct):
         """``Jᵀ ct`` per variable (``None`` where no cotangent arrived), from one backward pass over the record."""
-        cts = _backward.run(self._tape, seeds_of(ct, self._outputs, "linearize transpose"))
+        cts = hooks.backward(self._tape, seeds_of(ct, self._outputs, "linearize transpose"))
         return [materialise_ct(cts[x.index], x.value, bare=False) for x in self._inputs]
 
 

@@ -30,11 +30,11 @@ garbage-collected.
 
 import numpy as np
 
-from . import _backward
 from ._arguments import materialise, zeros_like_primal
 from ._calls import argnums_of, checked_aux, on_arguments
 from ._directions import Variables
 from ._higher import _collapse
+from ._hooks import hooks
 from ._parameter_operator import ParameterOperator, rademacher  # noqa: F401 (bench/ draws the operator's probes)
 from ._parameter_vector import ParameterVector
 from ._protection import release
@@ -148,7 +148,7 @@ class HvpOperator(ParameterOperator):
         for (_, index, _), d in zip(self._outputs, directions):
             if index is not None and d is not None:
                 seeds[index] = seeds[index] + d if index in seeds else d
-        cts = _backward.run(self._tape, seeds)
+        cts = hooks.backward(self._tape, seeds)
         results = [materialise(cts[x.index], x.value, bare=False) for x in self._inputs]
         return _unaliased(results, directions)
 

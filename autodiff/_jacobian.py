@@ -15,7 +15,7 @@ import functools
 
 import numpy as np
 
-from . import _ops, _trees
+from . import _ops
 from ._arguments import is_differentiable
 from ._batching import example_shape
 from ._calls import argnums_of, checked_aux, on_arguments, split_aux
@@ -24,6 +24,7 @@ from ._containers import node_of
 from ._directions import Variables
 from ._forward import dual, open_pushforward
 from ._higher import materialise
+from ._hooks import hooks
 from ._traced import Traced, value_of
 from ._trees import leaves, tangent_node, transform
 from ._vjp import vjp
@@ -64,7 +65,7 @@ def jacrev(f, argnums=0, has_aux=False, holomorphic=False, chunk_size=None):
         primals = [args[n] for n in nums]
         f_nums = checked_aux(on_arguments(_holding(f, kwargs), args, nums), has_aux, "jacobian")
         out, pullback, *aux = vjp(f_nums, *primals, has_aux=has_aux)
-        outs, treedef = _trees.flatten(out)
+        outs, treedef = hooks.flatten(out)
         per_leaf = [_at_output(pullback, outs, treedef, j, primals, chunk_size, holomorphic) for j in range(len(outs))]
         if not isinstance(argnums, (tuple, list)):
             per_leaf = [None if x is None else x[0] for x in per_leaf]
@@ -215,7 +216,7 @@ def jacfwd(f, argnums=0, has_aux=False, holomorphic=False):
             return split_aux(f_nums(*variables.substitute(xs)), has_aux, "jacfwd")
 
         out, aux = f_of(variables.leaves)
-        outs, treedef = _trees.flatten(out)
+        outs, treedef = hooks.flatten(out)
         for j, leaf in enumerate(outs):
             if holomorphic and is_differentiable(leaf):
                 refuse_real_output("jacfwd", f"output {j}", leaf)
@@ -249,7 +250,7 @@ def _columns(f_of, variables, v):
             xs[v] = dual(leaf, level, e)
             out = f_of(xs)[0]
         columns.append([materialise(x.tangent, x.value) if type(x) is Traced and x.tape is level else None
-                        for x in _trees.flatten(out)[0]])
+                        for x in hooks.flatten(out)[0]])
     return columns
 
 
@@ -263,7 +264,7 @@ def _batched_columns(f_of, variables, v, basis):
             xs[v] = dual(leaf, level, e)
             out = f_of(xs)[0]
         return [materialise(x.tangent, x.value) if type(x) is Traced and x.tape is level else None
-                for x in _trees.flatten(out)[0]]
+                for x in hooks.flatten(out)[0]]
 
     pushed = vmap(push)(basis)
     return [[None if t is None else t[k] for t in pushed] for k in range(len(basis))]

@@ -12,9 +12,9 @@ only a pullback is pushed forward by :func:`linearised`: its pullback
 
 from functools import partial
 
-from . import _backward
 from ._arguments import zeros_like_primal
 from ._checks import check_tangent
+from ._hooks import hooks
 from ._primitive import _forwards, _rules, pull
 from ._protection import release
 from ._tangents import ZERO, Thunk, ZeroTangent, add_tangents, unthunk
@@ -118,7 +118,7 @@ def linearised(prim, tangents, argnums, ans, args, kwargs):
         seeds = {}
         for c, t in zip(cts, tangents):
             _seed(seeds, tape, c, t)
-        got = _backward.run(tape, seeds) if seeds else [None] * len(tape.entries)
+        got = hooks.backward(tape, seeds) if seeds else [None] * len(tape.entries)
         if type(u) is tuple:
             return tuple(_settle(got[x.index]) for x in u)
         return _settle(got[u.index])

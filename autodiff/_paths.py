@@ -1,4 +1,4 @@
-"""Key paths, rendered for error messages and listings.
+"""Key paths, rendered for error messages and listings, and the error every walk raises at a cycle.
 
 A key path is the tuple of keys from a root to a node: dict keys, attribute names, positions.
 """
@@ -24,3 +24,18 @@ def format_path(path):
     head, rest = path[0], path[1:]
     body = "".join(f"[{k!r}]" for k in rest)
     return f"arg {head}: {body}" if body else f"arg {head}"
+
+
+def cycle_error(where, name=None):
+    """The error for a container met again inside itself (``where``: its key path, written out): autodiff's
+    trees, traversal's walks and ``optimisers.update`` all refuse cycles with it; ``name`` is the function's.
+
+    >>> raise cycle_error("layers[1]", "optimisers.update")
+    Traceback (most recent call last):
+    ...
+    ValueError: optimisers.update: cycle: the object at layers[1] contains itself; a model must be a tree (ties
+    are fine, loops are not)
+    """
+    who = f"{name}: " if name else ""
+    return ValueError(f"{who}cycle: the object at {where} contains itself; a model must be a tree (ties are fine, "
+                      "loops are not)")

@@ -13,6 +13,7 @@ argument, a tuple of per-argument pullbacks ``vjp(g, ans, *args, **kwargs)``, or
 import inspect
 
 from ._checks import leaked
+from ._hooks import hooks, slot
 from ._protection import protect_inside
 from ._traced import Tape, Traced
 
@@ -44,7 +45,7 @@ class Primitive:
             return self.fun(*args, **kwargs)
         if type(top.tape) is not Tape:  # a jvp's level: push tangents forward, record nothing (_forward.py)
             return top.tape.push(self, args, kwargs)
-        return record(self, top.tape, args, kwargs)
+        return hooks.record(self, top.tape, args, kwargs)
 
     def __repr__(self):
         return f"<primitive {self.__name__}>"
@@ -148,7 +149,7 @@ def _unwrap(prim, tape, args):
     return argvals, parents, argnums
 
 
-record = _record  # the hook autodiff._accel.record replaces with its unrolled common case
+slot("record", _record, "record one primitive call on a tape (the accelerated twin unrolls the common case)")
 
 
 def pull(prim, g, argnums, ans, args, kwargs, residuals=None):

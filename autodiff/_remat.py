@@ -22,17 +22,16 @@ True
 
 import functools
 
-from . import _backward, _primitive
 from ._arguments import is_differentiable
 from ._batch_rules import _batch_rules
 from ._forward import jvp_via_ad
+from ._hooks import hooks
 from ._jvp_rules import _jvp_rules
 from ._primitive import Primitive, _plans, _record, _rules
 from ._protection import release
 from ._residuals import stand_in
 from ._tangents import ZERO, Thunk
 from ._traced import Tape, Traced, new_input, open_tape
-from ._trees import flatten
 
 
 def remat(f, policy=None):
@@ -54,7 +53,7 @@ def remat(f, policy=None):
 
     @functools.wraps(f)
     def rematerialised(*args):
-        leaves, treedef = flatten(args)
+        leaves, treedef = hooks.flatten(args)
         if Traced not in map(type, leaves):  # nothing is differentiated through this call
             return f(*args)
         return remat_call(*leaves, f=f, treedef=treedef, policy=names, saved=None if names is None else _Saved())
@@ -117,7 +116,7 @@ class _Replay(Tape):
 
     def push(self, prim, args, kwargs):
         if prim.__name__ not in self.names or self.next >= len(self.values):
-            return _primitive.record(prim, self, args, kwargs)
+            return hooks.record(prim, self, args, kwargs)
         value, self.next = self.values[self.next], self.next + 1
         return _record(prim, self, args, kwargs, value)
 
@@ -177,7 +176,7 @@ def _pullback(g, argnums, ans, args, kwargs):
     try:
         if type(out) is not Traced or out.tape is not tape:
             return [ZERO] * len(argnums)
-        cts = _backward.run(tape, {out.index: g}, free=not tape.keeps_all)  # pulled back once: frees as it goes
+        cts = hooks.backward(tape, {out.index: g}, free=not tape.keeps_all)  # pulled back once: frees as it goes
         at = dict(zip(positions, inputs))
         return [_settle(cts[at[k].index]) for k in argnums]
     finally:

@@ -116,21 +116,29 @@ def _reads(pullback, declared, skip):
         return True, _ALL  # a callable we cannot read: it may read anything
     names = list(code.co_varnames[:code.co_argcount])
     star = code.co_varnames[code.co_argcount + code.co_kwonlyargcount] if code.co_flags & 0x04 else None
-    if declared is None:
-        used = _names_used(code)
-        if "locals" in used or "vars" in used:
-            return True, _ALL
-    else:
-        used = set(declared.replace(",", " ").split())
-        unknown = used - set(names[skip:]) - {star}
-        if unknown:
-            raise ValueError(
-                f"reads= names {', '.join(sorted(unknown))}, which the pullback {pullback.__qualname__} does not "
-                f"take; name its parameters from ans on ({', '.join(names[skip:])})")
-    reads_ans = len(names) > skip and names[skip] in used
+    used = _names_used(code) if declared is None else _declared(pullback, declared, names[skip:], star)
+    if declared is None and ("locals" in used or "vars" in used):
+        return True, _ALL
+    return _positions(names[skip:], star, used)
+
+
+def _positions(names, star, used):
+    """``(reads ans?, positions read in full or _ALL)`` from the names a pullback uses; ``names`` from ``ans`` on."""
+    reads_ans = bool(names) and names[0] in used
     if star is not None and star in used:
         return reads_ans, _ALL
-    return reads_ans, frozenset(i for i, n in enumerate(names[skip + 1:]) if n in used)
+    return reads_ans, frozenset(i for i, n in enumerate(names[1:]) if n in used)
+
+
+def _declared(pullback, declared, names, star):
+    """The names ``reads=`` gives for ``pullback``, each one of its parameters from ``ans`` on."""
+    used = set(declared.replace(",", " ").split())
+    unknown = used - set(names) - {star}
+    if unknown:
+        raise ValueError(
+            f"reads= names {', '.join(sorted(unknown))}, which the pullback {pullback.__qualname__} does not "
+            f"take; name its parameters from ans on ({', '.join(names)})")
+    return used
 
 
 def _arity(pullback, skip):

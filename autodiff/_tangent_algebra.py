@@ -95,8 +95,7 @@ def _start(x, y, path, op):
     nx, ny = node_of(x), node_of(y)
     if nx is None and ny is None:
         return _add_leaves(x, y, path, op)
-    same_type = type(x) is type(y) and (type(x) is not Tangent or x.primal_type is y.primal_type)
-    if nx is None or ny is None or not same_type:
+    if nx is None or ny is None or not _same_type(x, y):
         raise TypeError(f"tangent {op} tangent: at {_where(path)} one side is {_name(x)} and the other {_name(y)}")
     keys, xs = nx.children(x)
     other_keys, ys = ny.children(y)
@@ -106,6 +105,11 @@ def _start(x, y, path, op):
             f"and the other {list(other_keys)}"
         )
     return _Frame(x, nx, list(keys), list(xs), list(ys), path)
+
+
+def _same_type(x, y):
+    """Two containers of one type (two structural tangents of one primal type)."""
+    return type(x) is type(y) and (type(x) is not Tangent or x.primal_type is y.primal_type)
 
 
 def _add_leaves(x, y, path, op):

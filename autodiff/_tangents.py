@@ -1,11 +1,23 @@
 """Tangent types: symbolic zeros, "nothing to differentiate", lazy tangents, and how cotangents add.
 
 ``ZeroTangent`` and ``NoTangent`` are never materialised inside the engine;
-``Thunk`` defers work until a cotangent is really needed.  ``Tangent``, the
-structural tangent of an object other than a builtin container, is in :mod:`autodiff._structural`.
+``Thunk`` defers work until a cotangent is really needed; :func:`is_inexact` says which dtypes have
+tangents at all.  ``Tangent``, the structural tangent of an object other than a builtin container, is in
+:mod:`autodiff._structural`.
 """
 
 from ._structural import Tangent
+
+
+def is_inexact(dtype):
+    """Whether values of ``dtype`` carry derivatives: float or complex ones (numpy's "inexact" kinds), never
+    ints, bools, strings or objects.  The one test behind ``is_differentiable`` and traversal's ``isnumeric``.
+
+    >>> import numpy as np
+    >>> is_inexact(np.dtype(np.float32)), is_inexact(np.dtype(complex)), is_inexact(np.dtype(int))
+    (True, True, False)
+    """
+    return dtype.kind in "fc"
 
 
 class _Marker:

@@ -77,6 +77,17 @@ def surfaced(error):
     return None
 
 
+def close_level(level, error):
+    """Close ``level`` (a tape, a batch, a pushforward), the innermost open one: no longer active, this thread
+    back at the level below.  When the block raised ``error``, a :class:`DetachError` numpy hid behind its own
+    ``ValueError`` (``a[i] = x`` into a plain array) is raised in its place."""
+    level.active = False
+    _state.level = level.level - 1
+    detached = surfaced(error) if error is not None else None
+    if detached is not None:
+        raise detached from None
+
+
 def current_level():
     """The level of the innermost open tape in this thread (0 when none)."""
     return getattr(_state, "level", 0)
@@ -101,13 +112,9 @@ class open_tape:
         return self.tape
 
     def __exit__(self, kind, value, traceback):
-        self.tape.active = False
-        _state.level = self.tape.level - 1
         if kind is not None:  # the forward failed: nothing will read the saved arrays
             release(self.tape)
-            detached = surfaced(value)
-            if detached is not None:
-                raise detached from None
+        close_level(self.tape, value)
         return False
 
 

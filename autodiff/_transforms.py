@@ -8,10 +8,10 @@ and mirrors the cotangents of the inputs back into the arguments' structures.  `
 
 import numpy as np
 
-from . import _backward
 from ._arguments import gradient_of, trace_arguments
 from ._calls import argnums_of, split_aux
 from ._checks import check_scalar_output
+from ._hooks import hooks
 from ._protection import release
 from ._traced import Traced, _state, open_tape, value_of
 from ._trees import rebuild_node, transform
@@ -60,7 +60,7 @@ def value_and_grad(f, argnums=0, has_aux=False):
             if index is None:  # the output does not depend on the arguments
                 cts = [None] * len(tape.entries)
             else:
-                cts = _backward.run(tape, {index: _one_like(value)}, free=not _traced(tape))
+                cts = hooks.backward(tape, {index: _one_like(value)}, free=not _traced(tape))
             grads = [gradient_of(args[i], i, record, cts) for i in nums]
         finally:
             release(tape)

@@ -7,7 +7,8 @@ A container met again on its own path is a cycle and raises with the key path.
 from itertools import islice
 
 from ._containers import node_of, trainable_filter
-from ._paths import format_path
+from ._hooks import slot
+from ._paths import cycle_error, format_path
 
 
 def transform(root, leaf_fn, node_fn, path=()):
@@ -30,10 +31,7 @@ def transform(root, leaf_fn, node_fn, path=()):
             i += 1
         if i < len(kids):  # descend into a container child
             if id(child) in on_path:
-                raise ValueError(
-                    f"cycle: the object at {format_path(fpath + (keys[i],))} contains itself; "
-                    "a model must be a tree (ties are fine, loops are not)"
-                )
+                raise cycle_error(format_path(fpath + (keys[i],)))
             on_path.add(id(child))
             stack.append(_frame(child, child_node, fpath + (keys[i],)))
             continue
@@ -139,28 +137,18 @@ def walk_flatten(root, path=()):
     >>> leaves, treedef.unflatten([4.0, 5.0, 6.0]), treedef.flags
     ([1.0, 2.0, 3.0], {'w': 4.0, 'b': [5.0, 6.0]}, None)
     """
-    select = trainable_filter()
-    leaves, template, containers, flags = [], [], [], []
+    select, flat = trainable_filter(), _Flat()
     visited, inside = set(), []  # containers met, and the ones we are in (read only when one is met again)
     stack = [(root, True)]
-    run = 0  # leaves since the last op
-    restricted = False  # has any node left a child out?
     while stack:
         x, ok = stack.pop()
         if x is _EXIT:
-            if run:
-                template.append(run)
-                run = 0
-            node, x, keys, n = ok
-            template.append((node, keys, n))
-            containers.append(x)
+            flat.close(*ok)
             inside.pop()
             continue
         node = node_of(x)
         if node is None:
-            leaves.append(x)
-            flags.append(ok)
-            run += 1
+            flat.leaf(x, ok)
             continue
         if id(x) in visited and id(x) in inside:
             _raise_cycle(root, path)
@@ -168,22 +156,50 @@ def walk_flatten(root, path=()):
         inside.append(id(x))
         keys, kids = node.children(x)
         stack.append((_EXIT, (node, x, keys, len(kids))))
+        stack.extend(flat.children(select, x, ok, keys, kids))
+    flat.end_run()
+    return flat.leaves, TreeDef(flat.template, flat.containers, flat.flags if flat.restricted else None)
+
+
+class _Flat:
+    """What one :func:`walk_flatten` has built: the leaves and their flags, and the template, where a run of
+    leaves is one count and a container one op (its node, keys and number of children), children first."""
+
+    __slots__ = ("leaves", "flags", "template", "containers", "run", "restricted")
+
+    def __init__(self):
+        self.leaves, self.flags, self.template, self.containers = [], [], [], []
+        self.run, self.restricted = 0, False  # leaves since the last op; has any node left a child out?
+
+    def leaf(self, x, ok):
+        self.leaves.append(x)
+        self.flags.append(ok)
+        self.run += 1
+
+    def end_run(self):
+        if self.run:
+            self.template.append(self.run)
+            self.run = 0
+
+    def close(self, node, x, keys, n):
+        """A container's children are done: its op comes next."""
+        self.end_run()
+        self.template.append((node, keys, n))
+        self.containers.append(x)
+
+    def children(self, select, x, ok, keys, kids):
+        """``x``'s children to push, last first, each with whether it is reached through trainable children."""
+        self.end_run()
         allowed = select(x) if ok and select is not None else None
         if allowed is None:
-            stack.extend((kid, ok) for kid in reversed(kids))
-        else:
-            kid_ok = [key in allowed for key in keys]
-            restricted = restricted or not all(kid_ok)
-            stack.extend(zip(reversed(kids), reversed(kid_ok)))
-        if run:
-            template.append(run)
-            run = 0
-    if run:
-        template.append(run)
-    return leaves, TreeDef(template, containers, flags if restricted else None)
+            return [(kid, ok) for kid in reversed(kids)]
+        kid_ok = [key in allowed for key in keys]
+        self.restricted = self.restricted or not all(kid_ok)
+        return list(zip(reversed(kids), reversed(kid_ok)))
 
 
-flatten = walk_flatten  # the hook the engine calls; autodiff._accel.flatten reads structures seen before
+slot("flatten", walk_flatten, "a structure's leaves and treedef (the accelerated twin reads a structure seen "
+     "before by its compiled layout)")
 
 
 def _raise_cycle(root, path):

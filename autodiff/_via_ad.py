@@ -7,7 +7,7 @@ arrays or scalars, the pullback returns one cotangent per argument
 tape, so it nests like everything else.
 """
 
-from . import _backward
+from ._hooks import hooks
 from ._protection import release
 from ._tangents import ZERO, Thunk
 from ._traced import Traced, new_inputs, open_tape
@@ -38,7 +38,7 @@ class _LeafPullback:
         self.tape, self.index, self.inputs = tape, index, inputs
 
     def __call__(self, g):
-        cts = _backward.run(self.tape, {self.index: g})
+        cts = hooks.backward(self.tape, {self.index: g})
         return tuple(_settle(cts[t.index]) for t in self.inputs)
 
     def __del__(self):

@@ -6,10 +6,10 @@ pulled back once can be freed as it goes.
 
 import numpy as np
 
-from . import _backward
 from ._arguments import gradient_of, trace_arguments
 from ._calls import split_aux
 from ._checks import at_output, check_cotangent
+from ._hooks import hooks
 from ._protection import protect, release
 from ._traced import Traced, open_tape, value_of
 from ._transforms import unwrap_outputs
@@ -34,12 +34,19 @@ def vjp(f, *primals, has_aux=False):
         out, aux = split_aux(f(*args), has_aux, "vjp")
         out = split_tuple_outputs(out)
     value, outputs = unwrap_outputs(out, tape)
-    pullback = Pullback(tape, primals, record, out, outputs)
+    pullback = Pullback(tape, primals, record, out, outputs)  # made first: it releases the tape, come what may
+    aux = protect_results(tape, outputs, aux, has_aux)
+    return (value, pullback, aux) if has_aux else (value, pullback)
+
+
+def protect_results(tape, outputs, aux, has_aux):
+    """``aux`` unwrapped off ``tape`` (with ``has_aux``); the arrays among the outputs and ``aux`` that are
+    entries of ``tape`` protected, as a pullback (or a JVP rule) may read them: the caller must not change them."""
     if has_aux:
         aux, saved = unwrap_outputs(aux, tape)
         protect_saved(tape, saved)
-    protect_saved(tape, outputs)  # outputs (and aux) a pullback may read: the caller must not change them
-    return (value, pullback, aux) if has_aux else (value, pullback)
+    protect_saved(tape, outputs)
+    return aux
 
 
 def protect_saved(tape, outputs):
@@ -60,7 +67,7 @@ class Pullback:
         release(self._tape)  # the arrays the tape protected are the caller's again
 
     def __call__(self, ct):
-        cts = _backward.run(self._tape, seeds_of(ct, self._outputs, "vjp pullback"))
+        cts = hooks.backward(self._tape, seeds_of(ct, self._outputs, "vjp pullback"))
         return tuple(gradient_of(p, i, self._record, cts) for i, p in enumerate(self._primals))
 
 

@@ -28,21 +28,23 @@ from ._batching import batch_through
 from ._containers import register_container, register_leaf
 from ._forward import jvp_via_ad
 from ._jvp_rules import _jvp_rules, checked_jvp, joint_jvp, linear_jvp, per_argument_jvp
+from ._paths import cycle_error
 from ._primitive import Primitive, ResidualRule, _forwards, _plans, _rules, joint_rule, per_argument_rule
 from ._residuals import Plan
 from ._stop_gradient import value_of
 from ._structural import Tangent
 from ._study.rule_checks import RuleWarning, check_rules, guarded
-from ._tangents import NoTangent, Thunk, ZeroTangent, add_tangents, unthunk
+from ._tangents import NoTangent, Thunk, ZeroTangent, add_tangents, is_inexact, unthunk
 from ._traced import Traced
 from ._traced import value_of as _strip_all
 from ._via_ad import vjp_via_ad
 
 __all__ = [
     "primitive", "defvjp", "defvjp_joint", "defvjp_fwd_bwd", "defjvp", "defjvp_joint", "deflinear",
-    "Primitive", "Traced", "value_of", "is_differentiable", "register_container", "register_leaf",
+    "Primitive", "Traced", "value_of", "is_differentiable", "is_inexact", "register_container", "register_leaf",
     "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents", "vjp_via_ad", "jvp_via_ad",
     "check_rules", "RuleWarning", "defbatch", "batch_through", "batch_loop", "BatchingWarning", "plain_value",
+    "cycle_error",
 ]
 
 

@@ -19,23 +19,20 @@ import sys
 
 from ._stats import summary
 
-# acceleration -> the environment that switches it alone off; None: it has no switch of its own yet
-# (it is off only under AUTODIFF_REFERENCE=1, in the "all of them" row).  Adding one is one line.
-ACCELERATIONS = {
-    "layouts": {"AUTODIFF_LAYOUTS": "0"},  # compiled layouts (autodiff/_accel/layouts.py)
-    "kernels": {"AUTODIFF_KERNELS": "numpy"},  # numba kernels (autodiff/_accel/kernels.py, numba_jit.py)
-    "threads": {"AUTODIFF_THREADS": "1"},  # the kernel thread (autodiff/_accel/parallel.py, layers/_pieces.py)
-    "buffers": {"AUTODIFF_BUFFERS": "0"},  # buffer pools (autodiff/_accel/buffers.py)
-    "record": {"AUTODIFF_ACCEL_OFF": "record"},  # the unrolled recording (autodiff/_accel/record.py)
-    "backward": {"AUTODIFF_ACCEL_OFF": "backward"},  # the unrolled backward pass (autodiff/_accel/backward.py)
-    "reductions": {"AUTODIFF_ACCEL_OFF": "reductions"},  # fused model-wide reductions (autodiff/_accel/reductions.py)
-    "collectors": {"AUTODIFF_ACCEL_OFF": "collectors"},  # total's collectors and readers (traversal/_accel)
-    "elementwise": {"AUTODIFF_ACCEL_OFF": "elementwise"},  # float64 tanh on a kernel (autodiff/_accel/elementwise.py)
-    "optimisers": {"AUTODIFF_ACCEL_OFF": "optimisers"},  # update in one walk (optimisers/_accel.py)
-    "optimiser_kernels": {"AUTODIFF_ACCEL_OFF": "optimiser_kernels"},  # one-pass rule steps (optimisers/_fused.py)
-    "onednn": {"AUTODIFF_ACCEL_OFF": "onednn"},  # oneDNN's convolutions, the [onednn] extra (layers/_onednn)
-    "all": {"AUTODIFF_REFERENCE": "1"},  # every acceleration at once: the reference core alone
-}
+
+def accelerations():
+    """acceleration -> the environment that switches it alone off, read from the one hook table
+    (``autodiff.accelerations()``), and ``"all"``: every acceleration at once, the reference core alone."""
+    import autodiff
+    import layers  # noqa: F401  (each package notes its accelerations when imported)
+    import optimisers  # noqa: F401
+    import traversal  # noqa: F401
+
+    names = {name: {"AUTODIFF_ACCEL_OFF": name} for name in autodiff.accelerations()}
+    return {**names, "all": {"AUTODIFF_REFERENCE": "1"}}
+
+
+ACCELERATIONS = accelerations()
 
 
 def _fresh_workload(name, batch=0):

@@ -29,7 +29,6 @@ from autodiff.extend import (
     Thunk,
     ZeroTangent,
     add_tangents,
-    batch_loop,
     defbatch,
     defjvp_joint,
     defvjp_joint,
@@ -40,6 +39,7 @@ from autodiff.extend import (
 )
 
 from . import _pieces
+from ._channel_folding import folding_rule
 from ._layout import channel_axes, from_rows, per_channel, rows
 
 
@@ -54,12 +54,14 @@ def _channel_sums_loop(u, ushift, v, vshift, out):
             out[1, c] += a * (np.float64(v[m, c]) - vshift[c])
 
 
-def _channel_affine_loop(u, a, v, mu, b, d, out):
-    """``out = u·a + (v - mu)·b + d``, per channel ``c`` (the last axis)."""
+def _channel_affine_loop(u, a, v, mu, b, d, relu, out):
+    """``out = u·a + (v - mu)·b + d``, per channel ``c`` (the last axis); with ``relu``, ``max(out, 0)`` (a NaN
+    stays, as ``np.maximum`` keeps it)."""
     m_, c_ = u.shape
     for m in range(m_):
         for c in range(c_):
-            out[m, c] = u[m, c] * a[c] + (v[m, c] - mu[c]) * b[c] + d[c]
+            r = u[m, c] * a[c] + (v[m, c] - mu[c]) * b[c] + d[c]
+            out[m, c] = r if not relu or r > 0 or r != r else 0
 
 
 CHANNEL_SUMS = Kernel(_channel_sums_loop, lambda t, d: t.void(
@@ -67,7 +69,7 @@ CHANNEL_SUMS = Kernel(_channel_sums_loop, lambda t, d: t.void(
     writable(t, t.float64, 2)))
 CHANNEL_AFFINE = Kernel(_channel_affine_loop, lambda t, d: t.void(
     readonly(t, d, 2, "C"), readonly(t, d, 1, "C"), readonly(t, d, 2, "C"), readonly(t, d, 1, "C"),
-    readonly(t, d, 1, "C"), readonly(t, d, 1, "C"), writable(t, d, 2)))
+    readonly(t, d, 1, "C"), readonly(t, d, 1, "C"), t.boolean, writable(t, d, 2)))
 
 
 def channel_sums_reference(u, ushift, v, vshift):
@@ -76,9 +78,10 @@ def channel_sums_reference(u, ushift, v, vshift):
     return np.stack([a.sum(axis=0), (a * (v.astype(np.float64) - vshift)).sum(axis=0)])
 
 
-def channel_affine_reference(u, a, v, mu, b, d):
+def channel_affine_reference(u, a, v, mu, b, d, relu=False):
     """The numpy twin of the affine kernel."""
-    return u * a + (v - mu) * b + d
+    out = u * a + (v - mu) * b + d
+    return np.maximum(out, 0) if relu else out
 
 
 def _channel_sums(u, ushift, v, vshift):
@@ -96,18 +99,19 @@ def _channel_sums(u, ushift, v, vshift):
     return partial.sum(axis=0)  # the same pieces whatever the threads: the same answer
 
 
-def _channel_affine(u, a, v, mu, b, d):
-    """``u·a + (v - mu)·b + d`` over ``(M, C)`` rows; the per-channel vectors are cast to the rows' dtype."""
+def _channel_affine(u, a, v, mu, b, d, relu=False):
+    """``u·a + (v - mu)·b + d`` over ``(M, C)`` rows, then ``max(·, 0)`` with ``relu``; the per-channel vectors
+    are cast to the rows' dtype."""
     dtype = np.result_type(u, v)
     a, mu, b, d = (np.ascontiguousarray(p, dtype) for p in (a, mu, b, d))
     k = CHANNEL_AFFINE.compiled(dtype) if u.dtype == v.dtype else None
     if k is None:
-        return channel_affine_reference(u, a, v, mu, b, d)
+        return channel_affine_reference(u, a, v, mu, b, d, relu)
     out = np.empty(u.shape, dtype)
     try:
-        _pieces.run(_pieces.ranges(len(u), out.nbytes), lambda s, e: k(u[s:e], a, v[s:e], mu, b, d, out[s:e]))
+        _pieces.run(_pieces.ranges(len(u), out.nbytes), lambda s, e: k(u[s:e], a, v[s:e], mu, b, d, relu, out[s:e]))
     except Exception:  # never a wrong answer: the twin
-        return channel_affine_reference(u, a, v, mu, b, d)
+        return channel_affine_reference(u, a, v, mu, b, d, relu)
     return out
 
 
@@ -133,12 +137,24 @@ def _check_count(x):
                          f"batch (or larger images), or use eval mode (train=False)")
 
 
-def _batch_norm(x, gamma, beta, eps):
+def _batch_stats(x):
+    """The ``(2, C)`` array of the per-channel mean and (biased) variance of ``x``, in ``x``'s dtype."""
     _check_count(x)
-    r = rows(x)
-    mean, var = (m.astype(x.dtype) for m in _moments(r))
-    y = _channel_affine(r, np.zeros(len(mean)), r, mean, gamma * _inverse_std(var, eps), beta)
-    return from_rows(y, x.shape), mean, var
+    return np.stack(_moments(rows(x))).astype(x.dtype)
+
+
+def _normalise(x, gamma, beta, stats, eps, skip=None, relu=False):
+    """``(x - mean)·gamma/sqrt(var + eps) + beta``, plus ``skip`` when given, then ``max(·, 0)`` with ``relu``:
+    one pass, channels-last out."""
+    r, mean, var = rows(x), stats[0], stats[1]
+    u, a = (r, np.zeros(len(mean))) if skip is None else (rows(skip), np.ones(len(mean)))
+    y = _channel_affine(u, a, r, mean, gamma * _inverse_std(var, eps), beta, relu)
+    return from_rows(y, np.shape(x))
+
+
+def _batch_norm(x, gamma, beta, eps):
+    stats = _batch_stats(x)
+    return _normalise(x, gamma, beta, stats, eps), stats[0], stats[1]
 
 
 def _bn_grad_sums(g, x, mean, var, eps):
@@ -209,21 +225,31 @@ def _moments_vjp(gmean, gvar, x, mean):
     return out
 
 
+def normalise_vjp(gy, x, gamma, mean, var, eps):
+    """The cotangents of ``x`` (through the batch's statistics too: the fused two-pass backward), ``gamma``,
+    ``beta`` and ``eps`` of ``y = (x - mean)·gamma/sqrt(var + eps) + beta``, given ``y``'s cotangent ``gy``."""
+    sums = bn_grad_sums(gy, x, mean, var, eps)
+    dx = bn_grad_input(gy, x, gamma, mean, var, sums, eps)
+    deps = Thunk(lambda: -0.5 * anp.sum(gamma * sums[1] / (var + eps)))  # eps is a float leaf of the layer
+    return dx, sums[1], sums[0], deps
+
+
 def _batch_norm_vjp(g, ans, x, gamma, beta, eps):
     gy, gmean, gvar = g
-    mean, var = ans[1], ans[2]
     dx = dgamma = dbeta = deps = ZeroTangent()
     if not _is_zero(gy):
-        sums = bn_grad_sums(gy, x, mean, var, eps)
-        dx = bn_grad_input(gy, x, gamma, mean, var, sums, eps)
-        dgamma, dbeta = sums[1], sums[0]
-        deps = Thunk(lambda: -0.5 * anp.sum(gamma * sums[1] / (var + eps)))  # eps is a float leaf of the layer
-    return add_tangents(dx, _moments_vjp(gmean, gvar, x, mean)), dgamma, dbeta, deps
+        dx, dgamma, dbeta, deps = normalise_vjp(gy, x, gamma, ans[1], ans[2], eps)
+    return add_tangents(dx, _moments_vjp(gmean, gvar, x, ans[1])), dgamma, dbeta, deps
 
 
 def _batch_norm_jvp(tangents, ans, x, gamma, beta, eps):
+    return normalise_jvp(tangents, x, gamma, ans[1], ans[2], eps)
+
+
+def normalise_jvp(tangents, x, gamma, mean, var, eps):
+    """The tangents ``(y, mean, var)`` of the normalisation by the batch's statistics, given those of
+    ``(x, gamma, beta, eps)``."""
     tx, tgamma, tbeta, teps = tangents
-    mean, var = ans[1], ans[2]
     count, shape = _count_and_shape(x)
     axes = channel_axes(len(np.shape(value_of(x))))
     x_hat = _normalised(x, mean, var, eps)
@@ -246,93 +272,10 @@ defvjp_joint(batch_norm, _batch_norm_vjp)
 defjvp_joint(batch_norm, _batch_norm_jvp)
 
 
-# --- under vmap: each example its own statistics (as torch.func.vmap does), the batch folded into the channels ---
-
-
-def _front(a, bdim, size):
-    """``a`` with a leading batch axis: broadcast along it when ``a`` is the same for every example."""
-    return a if bdim is not None else anp.broadcast_to(a, (size,) + np.shape(value_of(a)))
-
-
-def _fold_channels(a, bdim, size):
-    """``(B, N, C, ...)`` as ``(N, B·C, ...)``: example ``b``'s channel ``c`` becomes channel ``b·C + c``, so
-    per-channel statistics are per example and channel (free of copies when ``N`` is 1)."""
-    a = anp.moveaxis(_front(a, bdim, size), 0, 1)
-    shape = np.shape(value_of(a))
-    return anp.reshape(a, (shape[0], shape[1] * shape[2]) + shape[3:])
-
-
-def _unfold_channels(a, size, channels):
-    """The inverse of :func:`_fold_channels`: ``(N, B·C, ...)`` back to ``(B, N, C, ...)``."""
-    shape = np.shape(value_of(a))
-    return anp.moveaxis(anp.reshape(a, (shape[0], size, channels) + shape[2:]), 1, 0)
-
-
-def _fold_vectors(v, bdim, size, lead=0):
-    """Per-channel vectors ``(B, [lead,] C)`` (or one ``([lead,] C)`` for all) as ``([lead,] B·C)``."""
-    v = _front(v, bdim, size)
-    if lead:
-        v = anp.moveaxis(v, 0, 1)
-    shape = np.shape(value_of(v))
-    return anp.reshape(v, shape[:lead] + (shape[lead] * shape[lead + 1],))
-
-
-def _unfold_vectors(v, size, channels, lead=0):
-    """``([lead,] B·C)`` back to ``(B, [lead,] C)``."""
-    shape = np.shape(value_of(v))
-    v = anp.reshape(v, shape[:lead] + (size, channels))
-    return anp.moveaxis(v, lead, 0) if lead else v
-
-
-def _channels(vector):
-    """One example's channel count, from a per-channel vector ``(C,)`` or ``(B, C)`` (an empty batch has no B·C
-    to divide)."""
-    return np.shape(value_of(vector))[-1]
-
-
-def _static_eps(prim, level, args, bdims, kwargs):
-    """The loop for a call these rules do not fold (``eps`` batched, or keywords); ``None`` otherwise."""
-    if kwargs or bdims[-1] is not None:
-        return batch_loop(prim, level, args, bdims, kwargs)
-    return None
-
-
-def _batch_norm_batch(level, args, bdims, kwargs):
-    looped = _static_eps(batch_norm, level, args, bdims, kwargs)
-    if looped is not None:
-        return looped
-    (x, gamma, beta, eps), n = args, level.size
-    out = batch_norm(_fold_channels(x, bdims[0], n), _fold_vectors(gamma, bdims[1], n),
-                     _fold_vectors(beta, bdims[2], n), eps)
-    y, mean, var = (out[k] for k in range(3))
-    c = _channels(gamma)
-    return (_unfold_channels(y, n, c), _unfold_vectors(mean, n, c), _unfold_vectors(var, n, c)), 0
-
-
-def _bn_grad_sums_batch(level, args, bdims, kwargs):
-    looped = _static_eps(bn_grad_sums, level, args, bdims, kwargs)
-    if looped is not None:
-        return looped
-    (g, x, mean, var, eps), n = args, level.size
-    sums = bn_grad_sums(_fold_channels(g, bdims[0], n), _fold_channels(x, bdims[1], n),
-                        _fold_vectors(mean, bdims[2], n), _fold_vectors(var, bdims[3], n), eps)
-    return _unfold_vectors(sums, n, _channels(mean), lead=1), 0
-
-
-def _bn_grad_input_batch(level, args, bdims, kwargs):
-    looped = _static_eps(bn_grad_input, level, args, bdims, kwargs)
-    if looped is not None:
-        return looped
-    (g, x, gamma, mean, var, sums, eps), n = args, level.size
-    vectors = [_fold_vectors(v, b, n) for v, b in zip((gamma, mean, var), bdims[2:5])]
-    dx = bn_grad_input(_fold_channels(g, bdims[0], n), _fold_channels(x, bdims[1], n), *vectors,
-                       _fold_vectors(sums, bdims[5], n, lead=1), eps)
-    return _unfold_channels(dx, n, _channels(gamma)), 0
-
-
-defbatch(batch_norm, _batch_norm_batch)
-defbatch(bn_grad_sums, _bn_grad_sums_batch)
-defbatch(bn_grad_input, _bn_grad_input_batch)
+defbatch(batch_norm, folding_rule(batch_norm, ("image", "vector", "vector", None), ("image", "vector", "vector")))
+defbatch(bn_grad_sums, folding_rule(bn_grad_sums, ("image", "image", "vector", "vector", None), "pair"))
+defbatch(bn_grad_input, folding_rule(bn_grad_input, ("image", "image", "vector", "vector", "vector", "pair", None),
+                                     "image"))
 
 
 def batch_norm_reference(x, gamma, beta, eps):

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 import autodiff.numpy as anp
+from autodiff._hooks import hooks, slot
 from autodiff.extend import defbatch, deflinear, defvjp, primitive, value_of
 from autodiff.numpy._batch_helpers import fold_leading
 
@@ -33,8 +34,10 @@ from ._windows import _unwindow, _windows, output_size
 
 windows = primitive(_windows, "windows")
 unwindow = primitive(_unwindow, "unwindow")
-defvjp(windows, lambda g, ans, x, kh, kw, stride: unwindow(g, np.shape(value_of(x)), kh, kw, stride))
-defvjp(unwindow, lambda h, ans, g, shape, kh, kw, stride: windows(h, kh, kw, stride))
+# Each reads an argument for its shape at most: an entry keeps no array (reads=, autodiff._residuals).
+defvjp(windows, lambda g, ans, x, kh, kw, stride: unwindow(g, np.shape(value_of(x)), kh, kw, stride),
+       reads=("",), check=False)
+defvjp(unwindow, lambda h, ans, g, shape, kh, kw, stride: windows(h, kh, kw, stride), reads=("",), check=False)
 deflinear(windows)  # each moves values around: the tangent moves the same way
 defbatch(windows, fold_leading(windows))
 deflinear(unwindow)
@@ -103,11 +106,14 @@ def _dtype_like(ct, x):
     return ct if np.result_type(value_of(ct)) == dtype else anp.astype(ct, dtype)
 
 
-defvjp(conv2d, _conv2d_vjp_input, _conv2d_vjp_weight)
+# The input's cotangent reads the weight, the weight's the input (each reads the other only for its shape and
+# dtype): an entry keeps ``x`` and ``w``, as torch saves them, never the output.
+defvjp(conv2d, _conv2d_vjp_input, _conv2d_vjp_weight, reads=("w", "x"), check=False)
 deflinear(conv2d)
 defbatch(conv2d, fold_leading(conv2d))
 
-convolve = conv2d  # what Conv2d calls: the hook layers._onednn puts its backend in (docs/convolutions.md)
+slot("convolve", conv2d, "Conv2d's convolution (the accelerated twin: oneDNN's for float32, the [onednn] "
+     "extra; docs/convolutions.md)")
 
 
 @dataclass
@@ -147,7 +153,7 @@ class Conv2d:
 
     def __call__(self, x):
         self._check(np.shape(value_of(x)))
-        y = convolve(x, self.weight, self.stride, self.padding)
+        y = hooks.convolve(x, self.weight, self.stride, self.padding)
         if self.bias is not None:
             y = y + anp.reshape(self.bias, (1, -1, 1, 1))
         return y

@@ -172,8 +172,11 @@ def _col2im(cols, shape, kh, kw, stride, padding):
 
 im2col = primitive(_im2col, "im2col")
 col2im = primitive(_col2im, "col2im")
-defvjp(im2col, lambda g, cols, x, kh, kw, stride, padding: col2im(g, np.shape(value_of(x)), kh, kw, stride, padding))
-defvjp(col2im, lambda g, x, cols, shape, kh, kw, stride, padding: im2col(g, kh, kw, stride, padding))
+# Linear maps read no value, only a shape: an entry keeps no array, least of all the column matrix.
+defvjp(im2col, lambda g, cols, x, kh, kw, stride, padding: col2im(g, np.shape(value_of(x)), kh, kw, stride, padding),
+       reads=("",), check=False)
+defvjp(col2im, lambda g, x, cols, shape, kh, kw, stride, padding: im2col(g, kh, kw, stride, padding),
+       reads=("",), check=False)
 deflinear(im2col)  # linear maps: the tangent goes through the same map
 defbatch(im2col, fold_leading(im2col))
 deflinear(col2im)

@@ -1,6 +1,8 @@
 """BatchNorm (running statistics are non-trainable state, updated functionally) and LayerNorm.
 
-BatchNorm in training runs the fused kernels of :mod:`layers._batch_norm`.
+BatchNorm in training runs the fused kernels of :mod:`layers._batch_norm` as two primitives, the batch's
+statistics and the normalisation (:mod:`layers._normalise`), so that a tape keeps the input and the statistics,
+never the output; ``forward_relu`` ends a ResNet block (the skip added, the ReLU) in the same pass.
 """
 
 import math
@@ -10,10 +12,11 @@ import numpy as np
 
 import autodiff.numpy as anp
 from autodiff.extend import value_of
+from autodiff.nn.functional import relu
 from traversal import trainable
 
-from ._batch_norm import batch_norm
 from ._layout import per_channel
+from ._normalise import batch_stats, normalise, normalise_relu
 
 
 @dataclass
@@ -47,12 +50,32 @@ class BatchNorm:
         self._check(shape)
         if not train:
             return self._evaluate(x, per_channel(len(shape))), self
-        out = batch_norm(x, self.gamma, self.beta, self.eps)
+        stats = batch_stats(x)
+        return normalise(x, self.gamma, self.beta, stats, self.eps), self._learnt(stats, shape)
+
+    def forward_relu(self, x, train=False, skip=None):
+        """``relu(self(x) + skip)`` (``skip`` ``None``: ``relu(self(x))``) and the updated layer, in one pass in
+        training (a ResNet block's ending): the tape keeps the output for the ReLU, never the sum before it.
+
+        >>> y, _ = BatchNorm.init(2).forward_relu(np.arange(8.0).reshape(4, 2), train=True, skip=np.ones((4, 2)))
+        >>> y[:, 0].round(3)
+        array([0.   , 0.553, 1.447, 2.342])
+        """
+        shape = np.shape(value_of(x))
+        self._check(shape)
+        if not train:
+            y = self._evaluate(x, per_channel(len(shape)))
+            return relu(y if skip is None else y + skip), self
+        stats = batch_stats(x)
+        return normalise_relu(x, self.gamma, self.beta, stats, self.eps, skip), self._learnt(stats, shape)
+
+    def _learnt(self, stats, shape):
+        """The layer with its running statistics updated from the batch's ``stats``."""
         count = math.prod(shape[:1] + shape[2:])  # values per channel
         if count == 0:  # an empty batch has no statistics to learn: the running ones stay, as in torch
-            return out[0], self
-        _, mean, var = value_of(out)
-        return out[0], self._updated(mean, var, count)
+            return self
+        stats = value_of(stats)
+        return self._updated(stats[0], stats[1], count)
 
     def _evaluate(self, x, shape):
         scale = self.gamma / anp.sqrt(self.running_var + self.eps)

@@ -6,7 +6,7 @@ a matrix), which the caller and autodiff's one kernel thread take in turn
 (``autodiff._accel.parallel``: no spin-waiting, and the caller takes every piece if
 the worker is busy).  The pieces depend only on the size, never on the number
 of threads, so a result is the same with one thread or two.
-``AUTODIFF_THREADS=1`` keeps everything on the caller's thread.
+``AUTODIFF_ACCEL_OFF=threads`` keeps everything on the caller's thread.
 
 >>> ranges(16, 1 << 20)  # 1 MB of output: two pieces
 [(0, 8), (8, 16)]

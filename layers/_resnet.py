@@ -30,11 +30,10 @@ class BasicBlock:
                    Conv2d.init(c_out, c_out, 3, 1, 1, bias=False, seed=seed + 1), BatchNorm.init(c_out), down)
 
     def forward(self, x, train=False):
-        y, bn1 = self.bn1.forward(self.conv1(x), train)
-        y, bn2 = self.bn2.forward(self.conv2(F.relu(y)), train)
+        y, bn1 = self.bn1.forward_relu(self.conv1(x), train)
         skip, down = (x, None) if self.downsample is None else forward(self.downsample, x, train)
-        new = BasicBlock(self.conv1, bn1, self.conv2, bn2, down)
-        return F.relu(y + skip), new
+        y, bn2 = self.bn2.forward_relu(self.conv2(y), train, skip)  # relu(bn2(·) + skip) in one pass
+        return y, BasicBlock(self.conv1, bn1, self.conv2, bn2, down)
 
     def __call__(self, x):
         return self.forward(x)[0]
@@ -54,7 +53,9 @@ class ResNet:
 
     def forward(self, x, train=False):
         y, bn1 = self.bn1.forward(self.conv1(x), train)
-        y = MaxPool2d(3, 2, 1)(F.relu(y))
+        # relu(max pool) is max pool(relu), value and gradient alike (a max commutes with a rising function), and
+        # keeps less: the max pool keeps one byte per output, the ReLU a quarter of the image it would have kept
+        y = F.relu(MaxPool2d(3, 2, 1)(y))
         stages = []
         for stage in (self.layer1, self.layer2, self.layer3, self.layer4):
             blocks = []

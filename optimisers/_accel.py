@@ -25,8 +25,8 @@ path in its error.  Off under ``AUTODIFF_REFERENCE=1`` or with ``optimisers`` in
 import numpy as np
 
 from autodiff import Tangent, ZeroTangent
-from autodiff._accel import enabled
 from autodiff._for_traversal import node_of
+from autodiff._hooks import enabled, fill
 from autodiff.extend import Traced
 from traversal import isnumeric, trainable
 from traversal._trainable import is_customised
@@ -81,27 +81,48 @@ def _walk(state, model, grads):
             continue
         node = node_of(x)
         keys, kids = node.children(x) if node is not None else ((), ())
-        if not keys:  # a leaf that is no parameter (a function, an int), or an empty container: kept
-            if type(x) is _tree.Leaf or type(leaf) is _tree.Leaf or node_of(leaf) is not None:
-                raise _Refer  # arguments swapped, or a state where the model has no parameter
-            continue
-        if id(x) in seen:  # a tied layer, its state tied too, no gradient here: rebuilt once already
-            if id(x) in inside or dx is not None or seen[id(x)] is not leaf:
-                raise _Refer  # a cycle (refused there), or entries at a second position of the tie (added there)
-            continue
+        if not keys:
+            _check_kept(x, leaf)
+        elif _first_visit(x, leaf, dx, seen, inside):
+            stack.append((_LEAVE, id(x), None))
+            model_nodes.append((x, node, kids))
+            leaves, dxs = _mirror(leaf, keys, x), _trainable_gradients(x, keys, _mirror(dx, keys, x))
+            if leaves is not None:
+                state_nodes.append((leaf, leaves, kids))
+            stack.extend(_children_last_first(kids, leaves, dxs))
+    return steps, model_nodes, state_nodes
+
+
+def _check_kept(x, leaf):
+    """A leaf that is no parameter (a function, an int), or an empty container, is kept; it must have no state."""
+    if type(x) is _tree.Leaf or type(leaf) is _tree.Leaf or node_of(leaf) is not None:
+        raise _Refer  # arguments swapped, or a state where the model has no parameter
+
+
+def _first_visit(x, leaf, dx, seen, inside):
+    """Whether the container ``x`` is met for the first time (it is then noted as entered).  Met again, it is a
+    tied layer, its state tied too and no gradient here: rebuilt once already, so skipped."""
+    if id(x) not in seen:
         seen[id(x)] = leaf
         inside.add(id(x))
-        stack.append((_LEAVE, id(x), None))
-        model_nodes.append((x, node, kids))
-        leaves, dxs = _mirror(leaf, keys, x), _mirror(dx, keys, x)
-        if leaves is not None:
-            state_nodes.append((leaf, leaves, kids))
-        if dxs is not None and is_customised(type(x)):
-            allowed = trainable(x)
-            dxs = [d if k in allowed else None for k, d in zip(keys, dxs)]
-        for i in range(len(kids) - 1, -1, -1):
-            stack.append((kids[i], None if leaves is None else leaves[i], None if dxs is None else dxs[i]))
-    return steps, model_nodes, state_nodes
+        return True
+    if id(x) in inside or dx is not None or seen[id(x)] is not leaf:
+        raise _Refer  # a cycle (refused there), or entries at a second position of the tie (added there)
+    return False
+
+
+def _trainable_gradients(x, keys, dxs):
+    """The gradient's children at ``x``'s, ``None`` at those ``trainable`` leaves out."""
+    if dxs is None or not is_customised(type(x)):
+        return dxs
+    allowed = trainable(x)
+    return [d if k in allowed else None for k, d in zip(keys, dxs)]
+
+
+def _children_last_first(kids, leaves, dxs):
+    """The stack entries of a container's children, the last first (so the first is walked first)."""
+    nones = (None,) * len(kids)
+    return zip(reversed(kids), reversed(nones if leaves is None else leaves), reversed(nones if dxs is None else dxs))
 
 
 def _mirror(node, keys, x):
@@ -159,5 +180,7 @@ def _rebuilt_state(state, model, state_nodes, steps):
 
 def install():
     """Plug the walk in (nothing under ``AUTODIFF_REFERENCE=1``, or with ``optimisers`` switched off)."""
-    if enabled("optimisers"):
-        _tree.updater = update_fast
+    fill("optimisers", "update in one explicit-stack walk over the model, the state and the gradient",
+         updater=update_fast)
+    fill("optimiser_kernels", "the plain steps of Descent, Momentum, Nesterov, Adam and AdamW on large float "
+         "arrays as one-pass numba kernels (optimisers/_fused.py, called from that walk)")

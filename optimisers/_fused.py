@@ -12,7 +12,7 @@ results are the reference's to the last bit (``tests/test_optimiser_fused.py``).
 :func:`take` is called by ``update``'s walk (:mod:`optimisers._accel`) for the steps of plain C-ordered
 float32/float64 arrays whose rule is one of these five with number hyperparameters; any other step (traced
 values, a custom rule, a rule chain) runs the reference.  Off under ``AUTODIFF_REFERENCE=1``,
-``AUTODIFF_KERNELS=numpy`` or without numba.
+``AUTODIFF_ACCEL_OFF=kernels`` or without numba.
 
 >>> import numpy as np
 >>> from optimisers import Adam, _tree, setup
@@ -142,19 +142,30 @@ def take(steps):
     a rule chain among the steps none is taken (a global rule such as ClipNorm reads every gradient at its
     stage, so the reference runs them all)."""
     large = [(key, s) for key, s in steps.items() if type(s.x) is np.ndarray and s.x.size >= MIN_SIZE]
-    if not large or any(isinstance(s.leaf.rule, OptimiserChain) or getattr(s.leaf.rule, "is_global", False)
-                        for s in steps.values()):
+    if not large or any(_staged(s.leaf.rule) for s in steps.values()):
         return {}
     done, works = {}, []
     for key, s in large:
-        rule = s.leaf.rule
-        result = _STEPS[type(rule)](rule, s.states[0], s.x, s.dx) if type(rule) in _STEPS and _plain_numbers(rule) \
-            else None
+        result = _kernel_step(s)
         if result is not None:
             s.states[0], done[key], work = result
             works.append((work, s.x.size, s.x.itemsize))
     _run(works)
     return done
+
+
+def _staged(rule):
+    """A rule chain, or a global rule (ClipNorm): the reference runs every step, stage by stage."""
+    return isinstance(rule, OptimiserChain) or getattr(rule, "is_global", False)
+
+
+def _kernel_step(s):
+    """``(new state, new array, work)`` for the step ``s``, or ``None`` when no kernel runs its rule (a custom
+    rule, or a hyperparameter that is no plain number)."""
+    rule = s.leaf.rule
+    if type(rule) not in _STEPS or not _plain_numbers(rule):
+        return None
+    return _STEPS[type(rule)](rule, s.states[0], s.x, s.dx)
 
 
 def _run(works):

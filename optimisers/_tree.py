@@ -13,11 +13,13 @@ import numpy as np
 import autodiff
 import autodiff.numpy as anp
 from autodiff import Tangent
-from autodiff.extend import Traced, plain_value
+from autodiff._hooks import hooks, slot
+from autodiff.extend import Traced, is_inexact, plain_value
 from traversal import (
     NOPRUNE,
     CachedWalk,
     DefaultWalk,
+    Done,
     ExcludeWalk,
     Expand,
     IdentityCache,
@@ -105,7 +107,7 @@ def update(state, model, grads):
     >>> model["w"]
     array([0., 1.])
     """
-    return updater(state, model, grads)
+    return hooks.updater(state, model, grads)
 
 
 def _update(state, model, grads):
@@ -128,28 +130,38 @@ def _collect(state, model, grads):
     """The (array, leaf, gradient) steps, each tied array once with its entries summed, in traversal order.
 
     Every trainable position is visited (no identity cache), so a hand-made gradient with entries at
-    several positions of a tie adds them, as ``total(f, model, grads)`` does.
+    several positions of a tie adds them, as ``total(f, model, grads)`` does.  A cycle in the model, mirrored
+    by one in the gradient, is refused by traversal's executor.
     """
     steps = {}
-    stack = [((), model, state, grads, ())]
-    while stack:
-        path, x, leaf, dx, above = stack.pop()  # above: the ids of the containers holding x
+    execute(_StepWalk(steps), model, state, grads, name="optimisers.update")
+    return {k: step for k, step in steps.items() if step is not None}
+
+
+class _StepWalk:
+    """Walk the model's trainable children with the state and the gradient (``ys``), entering each parameter
+    with a gradient into ``steps``; below a ``None`` or zero gradient there is nothing to do."""
+
+    def __init__(self, steps):
+        self.steps = steps
+
+    def visit(self, x, ys, path):
+        leaf, dx = ys
         if type(x) is Leaf:
             raise _swapped()
         if dx is None or isinstance(dx, autodiff.ZeroTangent):
-            continue
+            return Done(None)
         if isnumeric(x):
-            _add_step(steps, path, x, leaf, dx)
-            continue
-        if id(x) in above:  # a cycle in the model, mirrored by one in the gradient: it would never end
-            raise ValueError(f"optimisers.update: cycle at {_where(path)}: this node contains itself; a model "
-                             "must be a tree")
-        kids, above = children(x), above + (id(x),)
-        allowed = trainable(x)
+            _add_step(self.steps, path, x, leaf, dx)
+            return Done(None)
+        kids, allowed = children(x), trainable(x)
         keys = [k for k in kids if k in allowed]
-        leaves, dxs = _children_at("state", leaf, keys, path, x), _children_at("grads", dx, keys, path, x)
-        stack.extend(reversed([(path + (k,), kids[k], s, d, above) for k, s, d in zip(keys, leaves, dxs)]))
-    return {k: step for k, step in steps.items() if step is not None}
+        kid_ys = zip(_children_at("state", leaf, keys, path, x), _children_at("grads", dx, keys, path, x))
+        return Expand(keys, [kids[k] for k in keys], list(kid_ys), _nothing)
+
+
+def _nothing(results):
+    return None
 
 
 def _add_step(steps, path, x, leaf, dx):
@@ -204,7 +216,7 @@ def _state_as_arrays(state):
     if type(state) is tuple:
         return tuple(_state_as_arrays(s) for s in state)
     inner = plain_value(state)
-    return _as_array(state, inner.dtype) if isinstance(inner, np.generic) and inner.dtype.kind in "fc" else state
+    return _as_array(state, inner.dtype) if isinstance(inner, np.generic) and is_inexact(inner.dtype) else state
 
 
 def _children_at(which, node, keys, path, x):
@@ -299,7 +311,8 @@ def _rebuild(state, model, steps):
     return new_state, new_model
 
 
-updater = _update  # the hook optimisers._accel replaces with one tight walk
+slot("updater", _update, "optimisers.update over a model, its state and gradient (the accelerated twin: one "
+     "explicit-stack walk)")
 
 
 def new_array(steps, x):

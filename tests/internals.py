@@ -17,6 +17,9 @@ from autodiff._jvp_rules import _jvp_rules as jvp_rules
 from autodiff._primitive import _rules as vjp_rules
 from autodiff._protection import held_count, release
 from autodiff._residuals import Like, Plan
+from autodiff._study.batch_watch import rule_name
+from autodiff._study.compare_export import format_value
+from autodiff._study.listing_values import value_text
 from autodiff._traced import DetachError, Tape, new_input, open_tape
 from autodiff.numpy._broadcast import sum_to_shape
 from autodiff.numpy._construction import split_flat
@@ -28,15 +31,20 @@ from autodiff.numpy._namespace import AS_IS
 from autodiff.numpy._plain_ops import PLAIN
 from layers._batch_norm import batch_norm, bn_grad_input, bn_grad_sums
 from layers._conv import conv2d, unwindow, windows
+from layers._im2col import im2col
 from layers._max_pool import max_pool, pool_gather, pool_scatter
+from layers._normalise import batch_stats, normalise, normalise_relu
+from traversal._holders import holds_traced
 
 __all__ = [
     "sin_backward", "cos_backward", "tanh_backward", "matmul_nt", "matmul_tn", "sum_to_shape", "scatter_add",
     "split_flat", "windows", "unwindow", "contract",
     "conv2d", "max_pool", "batch_norm", "bn_grad_sums", "bn_grad_input", "pool_gather", "pool_scatter",
+    "im2col", "batch_stats", "normalise", "normalise_relu",
     "vjp_rules", "jvp_rules", "batch_rules",
     "AS_IS", "PLAIN", "DetachError",
     "Tape", "open_tape", "new_input", "release", "Like", "Plan", "held_count",
+    "value_text", "format_value", "rule_name", "holds_traced",
     "kernel_signatures", "kernel_threads",
 ]
 
@@ -48,9 +56,10 @@ __all__ = [
 # np.einsum).  No public name reaches them but through a pullback.
 
 # --- the layers' functional primitives ------------------------------------------------------------------------
-# Conv2d, MaxPool2d and BatchNorm call conv2d, max_pool and batch_norm (and their pullbacks bn_grad_sums,
-# bn_grad_input, pool_gather, pool_scatter); layers has no public functional form.  Their argument checks and
-# their batching rules (vmap over each alone, against a loop) are tested on the primitives themselves.
+# Conv2d, MaxPool2d and BatchNorm call conv2d (im2col), max_pool and batch_norm or batch_stats, normalise and
+# normalise_relu (and the pullbacks bn_grad_sums, bn_grad_input, pool_gather, pool_scatter); layers has no public
+# functional form.  Their argument checks, their batching rules (vmap over each alone, against a loop) and what
+# each one's tape entry keeps (tests/models/test_layer_memory.py) are tested on the primitives themselves.
 
 # --- the rule registries --------------------------------------------------------------------------------------
 # Completeness checks: every primitive a group of modules defines has a JVP rule of its own, every built-in
@@ -68,6 +77,15 @@ __all__ = [
 # What a tape keeps and frees (tests/engine/test_memory.py, test_tape.py, test_residuals.py, test_mutation.py):
 # its entries (Like stand-ins, Plan), the Tape objects themselves, and the protection registry's count of holds.
 # The public API shows none of them, only their effects (memory, writeable flags), which those tests check too.
+
+# --- how the study tools write a value ------------------------------------------------------------------------
+# trace, explain and compare print numbers through value_text and format_value, and name a batching rule through
+# rule_name: the tests of their listings (tests/study/, tests/project/test_semantics_page.py) format their oracle's
+# numbers the same way, to compare text with text.
+
+# --- traversal's holders --------------------------------------------------------------------------------------
+# holds_traced: does a function reach a traced value through a holder (closure, default, bound self, partial)?
+# total and the walks refuse such a function; tests/traversal/test_holders.py checks each kind of holder directly.
 
 
 def kernel_signatures():

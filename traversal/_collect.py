@@ -19,6 +19,7 @@ calls whichever is installed here as ``parameters`` and ``parameter_pairs``, and
 import numpy as np
 
 from autodiff._for_traversal import node_of
+from autodiff._hooks import hooks, slot
 from autodiff.extend import Traced, ZeroTangent, value_of
 
 from ._trainable import TrainableWalk, isnumeric, trainable_paths
@@ -121,8 +122,10 @@ def path_of(model, leaf, match=None):
     return "(unknown position)"
 
 
-parameters = reference_parameters  # the hooks traversal._accel.collect replaces with its fast twins
-parameter_pairs = reference_parameter_pairs
+slot("parameters", reference_parameters, "total's distinct trainable arrays of a model (the accelerated twin: a "
+     "tight loop, or a compiled reader for a structure seen before)")
+slot("parameter_pairs", reference_parameter_pairs, "total's (parameter, gradient) pairs (the accelerated twin: "
+     "a tight loop)")
 
 
 def trainables(model, path=False):
@@ -141,4 +144,4 @@ def trainables(model, path=False):
     """
     if path:
         return trainable_paths(model)
-    return parameters(model)  # the hook above: the reference walk, or traversal._accel's loop
+    return hooks.parameters(model)  # the slot above: the reference walk, or traversal._accel's loop

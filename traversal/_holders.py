@@ -46,28 +46,10 @@ def _named_globals(f):
     return [scope[name] for name in code.co_names if name in scope] if code is not None else []
 
 
-def _held(x):
-    """What ``x`` holds: items of a container, a function's closure and defaults, an object's fields."""
-    if isinstance(x, (list, tuple, set, frozenset)):
-        return list(x)
-    if isinstance(x, dict):
-        return list(x.values())
-    if isinstance(x, types.FunctionType):
-        cells = [c.cell_contents for c in x.__closure__ or () if _filled(c)]
-        return cells + list(x.__defaults__ or ()) + list((x.__kwdefaults__ or {}).values())
-    if isinstance(x, types.MethodType):
-        return [x.__func__, x.__self__]
-    if isinstance(x, functools.partial):
-        return [x.func, *x.args, *x.keywords.values()]
-    return _fields(x)
-
-
-def _filled(cell):
-    try:
-        cell.cell_contents  # noqa: B018  (reading it is the test)
-    except ValueError:  # a cell not yet assigned
-        return False
-    return True
+def _function_held(f):
+    """A function's closure cells (those assigned), defaults and keyword defaults."""
+    cells = [c.cell_contents for c in f.__closure__ or () if _filled(c)]
+    return cells + list(f.__defaults__ or ()) + list((f.__kwdefaults__ or {}).values())
 
 
 def _fields(x):
@@ -78,3 +60,27 @@ def _fields(x):
             if hasattr(x, name) and name not in ("__dict__", "__weakref__"):
                 found.append(getattr(x, name))
     return found
+
+
+_HOLDERS = {  # a kind of holder -> what it holds; a subclass holds what its base does (the MRO decides)
+    list: list, tuple: list, set: list, frozenset: list, dict: lambda d: list(d.values()),
+    types.FunctionType: _function_held, types.MethodType: lambda m: [m.__func__, m.__self__],
+    functools.partial: lambda p: [p.func, *p.args, *p.keywords.values()],
+}
+
+
+def _held(x):
+    """What ``x`` holds: items of a container, a function's closure and defaults, an object's fields."""
+    for kind in type(x).__mro__:
+        what = _HOLDERS.get(kind)
+        if what is not None:
+            return what(x)
+    return _fields(x)
+
+
+def _filled(cell):
+    try:
+        cell.cell_contents  # noqa: B018  (reading it is the test)
+    except ValueError:  # a cell not yet assigned
+        return False
+    return True

@@ -14,7 +14,8 @@ a default, a bound ``self``), the one entry could not see it, so ``total`` takes
 import numpy as np
 
 import autodiff.numpy as anp
-from autodiff._for_traversal import is_known, known_total
+from autodiff._for_traversal import is_known
+from autodiff._hooks import hooks
 from autodiff.extend import (
     Thunk,
     Traced,
@@ -30,7 +31,6 @@ from autodiff.extend import (
     vjp_via_ad,
 )
 
-from . import _collect
 from ._holders import holds_traced
 from ._total_checks import apply, check_shape, predicate
 
@@ -67,7 +67,7 @@ def total(f, model, grads=None, *, init=0.0, only=None):
     """
     match = predicate(only, model)
     args, arity = _arguments(f, model, grads, match)
-    fast = known_total(f, args, init) if arity == 1 else None
+    fast = hooks.known_total(f, args, init) if arity == 1 else None
     if fast is not None:
         return fast
     if not any(type(a) is Traced for a in args) or holds_traced(f):
@@ -78,8 +78,8 @@ def total(f, model, grads=None, *, init=0.0, only=None):
 def _arguments(f, model, grads, match):
     """The flat arguments of ``f`` (parameters, or (x, dx) pairs, or a known reduction's dx alone)."""
     if grads is None:
-        return _collect.parameters(model, match), 1
-    pairs = _collect.parameter_pairs(model, grads, match)
+        return hooks.parameters(model, match), 1
+    pairs = hooks.parameter_pairs(model, grads, match)
     if is_known(f):
         return [dx for _, dx in pairs], 1
     return [v for pair in pairs for v in pair], 2

@@ -6,7 +6,7 @@ import functools
 import numpy as np
 
 from autodiff._for_traversal import set_trainable_filter
-from autodiff.extend import Traced
+from autodiff.extend import Traced, is_inexact
 
 from ._cache import IdentityCache
 from ._functor import children, rebuild
@@ -24,7 +24,7 @@ def isnumeric(x):
     """
     while type(x) is Traced:  # every level, a vmap's too: a batched array is one array per example
         x = x.value
-    return isinstance(x, np.ndarray) and x.dtype.kind in "fc"
+    return isinstance(x, np.ndarray) and is_inexact(x.dtype)
 
 
 @functools.singledispatch

@@ -8,6 +8,8 @@ iterative, so a model nested 10,000 deep is fine, and it refuses cycles by
 key path.
 """
 
+from autodiff.extend import cycle_error
+
 from ._cache import usecache
 from ._functor import children, rebuild
 from ._keypath import KeyPath
@@ -218,8 +220,9 @@ class _NoPrune:
 NOPRUNE = _NoPrune()
 
 
-def execute(walk, x, *ys, path=KeyPath()):
-    """Run ``walk`` over ``x`` (and ``ys`` in step) with an explicit stack; return the root's value.
+def execute(walk, x, *ys, path=KeyPath(), name=None):
+    """Run ``walk`` over ``x`` (and ``ys`` in step) with an explicit stack; return the root's value.  A cycle
+    raises naming its key path (and ``name``, the function walking, when given).
 
     >>> execute(StructuralWalk(), ([1], 2))
     ([1], 2)
@@ -238,7 +241,7 @@ def execute(walk, x, *ys, path=KeyPath()):
             if type(child_step) is Done:
                 results.append(child_step.value)
             elif id(child) in on_path:
-                raise ValueError(f"cycle at {child_path}: this node contains itself; a model must be a tree")
+                raise cycle_error(child_path, name)
             else:
                 on_path.add(id(child))
                 stack.append((child, child_step, child_path, []))

@@ -1,27 +1,46 @@
 """Accelerations, kept beside the reference core (``docs/design.md``).
 
-Each module here makes something the reference core already does faster, and plugs in through a small,
-named hook; the reference code never needs it to be right.  ``AUTODIFF_REFERENCE=1`` in the environment,
-read once at import, switches every acceleration off at once, so the reference core runs alone (CI runs the
-suite both ways).  ``AUTODIFF_ACCEL_OFF=record,backward`` (a comma-separated list of the names below)
-switches some off alone, to measure what each buys (``python -m bench.accelerations``): ``record`` (the
-unrolled recording), ``backward`` (the unrolled backward pass), ``reductions`` (fused model-wide reductions
-and the reductions' kernel forwards), ``batching`` (vmap's batched outer products in pooled buffers),
-``collectors`` (traversal's tight-loop collectors and compiled readers), ``elementwise`` (float64 ``tanh`` on a
-numba kernel), ``optimisers`` (``optimisers.update`` in one tight walk, ``optimisers/_accel.py``),
-``optimiser_kernels`` (the plain steps of the common rules in one pass, ``optimisers/_fused.py``).
+Each module here makes something the reference core already does faster; the reference never needs it to
+be right.  :func:`install` is the one place autodiff's accelerations fill their slots of the hook table
+(:mod:`autodiff._hooks`), each only when switched on: ``AUTODIFF_REFERENCE=1`` leaves them all out,
+``AUTODIFF_ACCEL_OFF=name,name`` the ones named.  ``autodiff.accelerations()`` lists them, with the slots
+they fill and why one is off; traversal's, optimisers' and layers' accelerations fill theirs at their import.
 
->>> isinstance(REFERENCE, bool), enabled("record") == (not REFERENCE and "record" not in OFF)
-(True, True)
+The engines (no slot of their own; other accelerations and the layers' numba loops call them) are noted
+here too, so that one list names everything that can be switched off: ``kernels`` (numba kernels,
+:mod:`.kernels`, :mod:`.numba_jit`), ``threads`` (the second thread, :mod:`.parallel`), ``buffers`` (pools
+of recycled arrays, :mod:`.buffers`).
+
+>>> import autodiff
+>>> sorted(autodiff.accelerations())[:3]
+['backward', 'batching', 'buffers']
 """
 
 import os
+from importlib.util import find_spec
 
-REFERENCE = os.environ.get("AUTODIFF_REFERENCE", "") == "1"
-OFF = frozenset(filter(None, os.environ.get("AUTODIFF_ACCEL_OFF", "").split(",")))
+from .._hooks import fill
 
 
-def enabled(name):
-    """Is the acceleration ``name`` plugged in?  Not under ``AUTODIFF_REFERENCE=1``, nor when it is in
-    ``AUTODIFF_ACCEL_OFF``."""
-    return not REFERENCE and name not in OFF
+def install():
+    """Fill autodiff's slots with the accelerations that are on (called once, by ``autodiff/__init__.py``)."""
+    from .. import _for_traversal  # noqa: F401  (declares total's known_total slot)
+    from . import backward, batching, elementwise, flatten, kernels, parallel, record, reductions
+
+    fill("record", "the one-traced-argument case of recording, unrolled", record=record.record_fast)
+    fill("backward", "the backward pass with the common rules' pulls unrolled", backward=backward.backward_unrolled)
+    fill("layouts", "a structure seen before read by its compiled layout instead of walked, and rebuilt by "
+         "generated code", flatten=flatten.flatten)
+    fill("reductions", "known reductions over a whole model fused and threaded as one tape entry, and sumsq's "
+         "and abssum's forwards on numba kernels", known_total=reductions.known_total,
+         sumsq64=reductions.sumsq64, abssum64=reductions.abssum64)
+    fill("batching", "vmap's batched outer products written into a pooled buffer on two threads",
+         batched_outer=batching.batched_outer_fast)
+    fill("elementwise", "float64 tanh on a numba kernel", available=not elementwise.numpy_tanh_is_vectorised(),
+         reason="numpy's own float64 tanh is vectorised here (AVX-512)", tanh=elementwise.tanh)
+    numba = kernels._use_numba() and find_spec("numba") is not None
+    fill("kernels", "numba kernels for the hot reductions and the layers' loops", available=numba,
+         reason="numba is missing or NUMBA_DISABLE_JIT is set")
+    fill("threads", "a second thread for large reductions, convolutions and optimiser steps",
+         available=not parallel._SERIAL, reason=f"{os.cpu_count()} CPU")
+    fill("buffers", "pools of recycled large arrays")

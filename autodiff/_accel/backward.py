@@ -13,11 +13,9 @@ Off under ``AUTODIFF_REFERENCE=1``.
 
 import numpy as np
 
-from .. import _backward
 from .._backward import observers, step
 from .._primitive import ResidualRule, _rules
 from .._tangents import add_tangents
-from . import enabled
 
 _PLAIN = (np.ndarray, float, np.float64, np.float32)  # cotangents that are neither thunks nor zeros
 _INLINE = frozenset((tuple, ResidualRule))  # rules pulled back here: per-argument pullbacks, a residual rule
@@ -66,9 +64,3 @@ def _pull_residual(tape, i, rule, g, entry, cts, free):
     for k, p in zip(argnums, parents):
         c = all_cts[k]
         cts[p] = c if cts[p] is None else add_tangents(cts[p], c)
-
-
-def install():
-    """Plug the unrolled pass in (nothing under ``AUTODIFF_REFERENCE=1``)."""
-    if enabled("backward"):
-        _backward.run = backward_unrolled

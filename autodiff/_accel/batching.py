@@ -20,7 +20,6 @@ import numpy as np
 
 from ..numpy import _batch_ops
 from . import buffers as _buffers
-from . import enabled
 from . import parallel as _parallel
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
@@ -45,9 +44,3 @@ def batched_outer_fast(x, y):
     else:
         np.multiply(x, y, out=out)
     return out
-
-
-def install():
-    """Put the accelerated product in the rule's hook (nothing under ``AUTODIFF_REFERENCE=1``)."""
-    if enabled("batching"):
-        _batch_ops.batched_outer = batched_outer_fast

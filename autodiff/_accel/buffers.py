@@ -5,22 +5,21 @@ ResNet-18-sized parameter set that is ~7 ms of a ~10 ms gradient.  Like
 PyTorch's caching allocator, we keep the large arrays we handed out and reuse
 one once nothing else refers to it (its reference count shows only the pool
 holds it; a live view keeps its base referenced, so it is never reused).
-With ``AUTODIFF_BUFFERS=0`` or ``AUTODIFF_REFERENCE=1`` in the environment nothing is pooled
+With ``AUTODIFF_ACCEL_OFF=buffers`` or ``AUTODIFF_REFERENCE=1`` in the environment nothing is pooled
 (``POOLING`` is false): :func:`empty` is ``np.empty``.
 """
 
 import math
-import os
 import sys
 import threading
 
 import numpy as np
 
-from .. import _accel
+from .._hooks import enabled
 
 MIN_BYTES = 1 << 20  # smaller arrays come from numpy's own allocator
 MAX_BYTES = 1 << 30  # the pool never keeps more than this
-POOLING = os.environ.get("AUTODIFF_BUFFERS", "1") != "0" and not _accel.REFERENCE
+POOLING = enabled("buffers")
 
 _pool = []
 _lock = threading.Lock()

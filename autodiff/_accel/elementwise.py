@@ -6,7 +6,7 @@ library's once per value: about 35 ns a value on an AMD EPYC VM, where its ``exp
 ``exp`` and ``expm1`` in about 15 ns, within an ulp or two of numpy's (tested against it, signed zeros,
 infinities, NaN and subnormals included).  Arrays under ``MIN_SIZE`` values, other dtypes (numpy's float32
 ``tanh`` is vectorised), and calls with ``out=`` or other arguments stay with numpy, as does everything under
-``AUTODIFF_REFERENCE=1``, ``AUTODIFF_KERNELS=numpy`` or with ``elementwise`` in ``AUTODIFF_ACCEL_OFF``.
+``AUTODIFF_REFERENCE=1``, ``AUTODIFF_ACCEL_OFF=kernels`` or with ``elementwise`` in ``AUTODIFF_ACCEL_OFF``.
 On a machine where numpy runs AVX-512 (``AVX512_SKX`` in its CPU features) its float64 ``tanh`` is the
 vectorised SVML port, about 1.1 ns a value on a Xeon VM against the kernel's 8, so the hook stays out.
 
@@ -18,8 +18,6 @@ True
 
 import numpy as np
 
-from ..numpy import _elementwise
-from . import enabled
 from . import kernels as _kernels
 
 MIN_SIZE = 256  # below this numpy's per-call cost is less than the kernel call's
@@ -40,10 +38,3 @@ def numpy_tanh_is_vectorised():
     except ImportError:  # numpy 1
         from numpy.core._multiarray_umath import __cpu_features__
     return bool(__cpu_features__.get("AVX512_SKX"))
-
-
-def install():
-    """Plug the kernel in where it is faster than numpy (nothing under ``AUTODIFF_REFERENCE=1``, with
-    ``elementwise`` switched off, or where numpy's own float64 ``tanh`` is vectorised)."""
-    if enabled("elementwise") and not numpy_tanh_is_vectorised():
-        _elementwise.tanh.fun = tanh

@@ -4,7 +4,7 @@ The reference ``_trees.walk_flatten`` visits every node of an argument on each c
 loop passes the same structure every step, so after two walks of a root type this reads the leaves with the
 straight-line code of a :mod:`compiled layout <autodiff._accel.layouts>`, which checks the structure on the way
 and returns ``None`` if it changed (then the walk runs, and is learnt).  The treedef it returns rebuilds with
-generated code too.  Off under ``AUTODIFF_REFERENCE=1`` or ``AUTODIFF_LAYOUTS=0``.
+generated code too.  Off under ``AUTODIFF_REFERENCE=1`` or ``AUTODIFF_ACCEL_OFF=layouts``.
 """
 
 from .. import _trees
@@ -35,9 +35,3 @@ def flatten(root, path=()):
     flat = _trees.walk_flatten(root, path)
     LAYOUTS.learn(root, treedef=flat[1], watch=trainable_filter())  # trainable children checked on each read
     return flat
-
-
-def install():
-    """Plug the layouts in (nothing under ``AUTODIFF_REFERENCE=1`` or ``AUTODIFF_LAYOUTS=0``)."""
-    if _layouts.ENABLED:
-        _trees.flatten = flatten

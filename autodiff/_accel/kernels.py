@@ -10,7 +10,7 @@ numba is imported at the first kernel call, not at import, and on a background t
 numpy reference runs until the kernel is loaded (see :func:`kernel`).  Compiled code is
 cached next to this file when that folder is writable, and not cached (but
 still compiled) when it is not.  With numba missing, ``NUMBA_DISABLE_JIT`` set,
-``AUTODIFF_KERNELS=numpy`` or ``AUTODIFF_REFERENCE=1`` (see :func:`_use_numba`),
+``AUTODIFF_ACCEL_OFF=kernels`` or ``AUTODIFF_REFERENCE=1`` (see :func:`_use_numba`),
 a dtype other than float32/float64, or a kernel that raises, the numpy
 reference runs instead, also accumulating in float64.
 """
@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-from .. import _accel
+from .._hooks import enabled
 
 _FLAGS = {"reassoc", "contract"}
 
@@ -143,8 +143,9 @@ _lock = threading.Lock()
 
 
 def _use_numba():
-    """May kernels compile?  Not under ``AUTODIFF_REFERENCE=1``, ``AUTODIFF_KERNELS=numpy`` or ``NUMBA_DISABLE_JIT``."""
-    if _accel.REFERENCE or os.environ.get("AUTODIFF_KERNELS", "").lower() == "numpy":
+    """May kernels compile?  Not with ``kernels`` off (``AUTODIFF_ACCEL_OFF``, ``AUTODIFF_REFERENCE=1``), nor under
+    ``NUMBA_DISABLE_JIT``."""
+    if not enabled("kernels"):
         return False
     return os.environ.get("NUMBA_DISABLE_JIT", "0") in ("", "0")
 

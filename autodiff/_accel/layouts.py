@@ -12,7 +12,7 @@ also check the leaves' types, since a leaf position may now hold a container.
 This is JAX's treedef cache, in Python.
 
 Structures with a container met twice (a tied layer object, or a cycle), or
-with more than ``MAX_NODES`` nodes, are not compiled; with ``AUTODIFF_LAYOUTS=0``
+with more than ``MAX_NODES`` nodes, are not compiled; with ``AUTODIFF_ACCEL_OFF=layouts``
 or ``AUTODIFF_REFERENCE=1`` in the environment no cache compiles anything (every
 walk is the generic one).  ``ENABLED`` is that switch.
 
@@ -29,14 +29,13 @@ True
 
 import itertools
 import linecache
-import os
 
-from .. import _accel
 from .._containers import node_of, registry_version
+from .._hooks import enabled
 from .._structural import tangent_of
 
 MAX_NODES = 5000
-ENABLED = os.environ.get("AUTODIFF_LAYOUTS", "1") != "0" and not _accel.REFERENCE
+ENABLED = enabled("layouts")
 
 
 class LayoutCache:
@@ -232,24 +231,34 @@ def _expand(x, var, node, k, select, watch=None):
     keys, kids = tuple(keys), list(kids)
     consts = {f"C{k}": cls, f"N{k}": node, f"K{k}": keys}
     pick = select(cls) if select is not None else None
-    if pick is not None:  # only the selected children, and a check that the selection is the same
-        consts[f"P{k}"], consts[f"A{k}"] = pick, pick(x)
-        chosen = [i for i, key in enumerate(keys) if key in consts[f"A{k}"]]
-        kids = [kids[i] for i in chosen]
-        check = _check_children(var, k, f" or P{k}({var}) != A{k}")
-        source = f"({''.join(f'kids[{i}], ' for i in chosen)})"
-    elif cls in _CHECKS:
-        check, source = _CHECKS[cls](var, k, len(kids))
-    elif node.fields is not None:  # a dataclass: its fields are fixed by its type
-        check = [f"if type({var}) is not C{k}: return None"]
-        source = f"({''.join(f'{var}.{name}, ' for name in node.fields)})"
+    if pick is not None:
+        kids, check, source = _selected(x, var, k, keys, kids, pick, consts)
     else:
-        check, source = _check_children(var, k), "kids"
+        check, source = _unselected(x, var, k, node, len(kids))
     watched = watch(x) if watch is not None and select is None else None
     if watched is not None:  # the same children trainable, or the flags are stale
         consts[f"W{k}"], consts[f"T{k}"] = watch, watched
         check = check + [f"if W{k}({var}) != T{k}: return None"]
     return kids, check + ([f"{{kids}} = {source}"] if kids else []), consts
+
+
+def _selected(x, var, k, keys, kids, pick, consts):
+    """Only the selected children, and a check that the selection is the same: (kids, check, source)."""
+    consts[f"P{k}"], consts[f"A{k}"] = pick, pick(x)
+    chosen = [i for i, key in enumerate(keys) if key in consts[f"A{k}"]]
+    source = f"({''.join(f'kids[{i}], ' for i in chosen)})"
+    return [kids[i] for i in chosen], _check_children(var, k, f" or P{k}({var}) != A{k}"), source
+
+
+def _unselected(x, var, k, node, n):
+    """(check, source) for every child: a list, tuple or dict by its own check, a dataclass by its fields (fixed
+    by its type), anything else through its node."""
+    cls = type(x)
+    if cls in _CHECKS:
+        return _CHECKS[cls](var, k, n)
+    if node.fields is not None:
+        return [f"if type({var}) is not C{k}: return None"], f"({''.join(f'{var}.{name}, ' for name in node.fields)})"
+    return _check_children(var, k), "kids"
 
 
 def _check_children(var, k, also=""):

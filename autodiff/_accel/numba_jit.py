@@ -6,7 +6,7 @@ dtype.  ``kernel.compiled(dtype)`` compiles it the first time that dtype is
 asked for (float32 and float64 only), with ``cache=True`` when the loop's folder is
 writable and uncached (but still compiled) when it is not.  It returns
 ``None`` (and the caller runs the kernel's numpy twin) when numba is missing,
-fails to compile, ``NUMBA_DISABLE_JIT`` is set, ``AUTODIFF_KERNELS=numpy`` or
+fails to compile, ``NUMBA_DISABLE_JIT`` is set, ``AUTODIFF_ACCEL_OFF=kernels`` or
 ``AUTODIFF_REFERENCE=1``: the same switches as ``autodiff._accel.kernels``.  numba is imported on first use,
 never at ``import layers`` or ``import optimisers``.
 
@@ -25,16 +25,16 @@ import threading
 
 import numpy as np
 
-from .. import _accel
+from .._hooks import enabled
 
 FAST = frozenset((np.dtype(np.float32), np.dtype(np.float64)))
 _lock = threading.Lock()
 
 
 def use_numba():
-    """Are compiled kernels allowed?  ``AUTODIFF_REFERENCE=1``, ``AUTODIFF_KERNELS=numpy`` or
+    """Are compiled kernels allowed?  ``AUTODIFF_REFERENCE=1``, ``AUTODIFF_ACCEL_OFF=kernels`` or
     ``NUMBA_DISABLE_JIT=1`` say no."""
-    if _accel.REFERENCE or os.environ.get("AUTODIFF_KERNELS", "").lower() == "numpy":
+    if not enabled("kernels"):
         return False
     return os.environ.get("NUMBA_DISABLE_JIT", "0") in ("", "0")
 

@@ -5,7 +5,7 @@ rather than stalling us; the pool is recreated after ``fork``; any number of
 Python threads may call at once (their tasks queue).  Small jobs stay serial:
 handing work to a thread costs tens of microseconds.
 
-``AUTODIFF_THREADS=1`` or ``AUTODIFF_REFERENCE=1`` in the environment keeps everything on the caller's
+``AUTODIFF_ACCEL_OFF=threads`` or ``AUTODIFF_REFERENCE=1`` in the environment keeps everything on the caller's
 thread: :func:`splits` is then always false, and every helper here runs its plain serial loop.
 """
 
@@ -15,10 +15,10 @@ import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from .. import _accel
+from .._hooks import REFERENCE, enabled
 
 PARALLEL_BYTES = 8 << 20  # below this much data, one thread is faster
-_SERIAL = _accel.REFERENCE or os.environ.get("AUTODIFF_THREADS") == "1" or (os.cpu_count() or 1) < 2
+_SERIAL = not enabled("threads") or (os.cpu_count() or 1) < 2
 _threads = 1 if _SERIAL else 2
 _pool = None
 _pid = None
@@ -34,10 +34,10 @@ def _executor():
 
 
 def set_threads(n):
-    """Use 1 (serial) or 2 threads for large reductions; ``AUTODIFF_THREADS=1`` sets 1 at start-up, and
+    """Use 1 (serial) or 2 threads for large reductions; ``AUTODIFF_ACCEL_OFF=threads`` sets 1 at start-up, and
     under ``AUTODIFF_REFERENCE=1`` it is always 1.  Returns the previous setting."""
     global _threads
-    previous, _threads = _threads, 1 if n <= 1 or _accel.REFERENCE else 2
+    previous, _threads = _threads, 1 if n <= 1 or REFERENCE else 2
     return previous
 
 

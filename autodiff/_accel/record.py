@@ -1,8 +1,8 @@
 """Recording, unrolled: one traced first argument (``sin(x)``, ``x * 0.5``) and plain positional arguments.
 
-Plugs in as ``autodiff._primitive.record``; the reference is ``autodiff._primitive._record``, which
-this calls for everything else (keyword arguments, nested arrays, residual forwards).  Off under
-``AUTODIFF_REFERENCE=1``.
+Fills the slot ``record`` of the hook table (``autodiff/_hooks.py``); the reference is
+``autodiff._primitive._record``, which this calls for everything else (keyword arguments, nested arrays,
+residual forwards).  Off under ``AUTODIFF_REFERENCE=1``.
 
 >>> import autodiff
 >>> autodiff.grad(lambda x: x * 0.5)(2.0)
@@ -11,12 +11,10 @@ this calls for everything else (keyword arguments, nested arrays, residual forwa
 
 import numpy as np
 
-from .. import _primitive
 from .._checks import leaked
 from .._primitive import _forwards, _plans, _record
 from .._protection import protect, protect_inside
 from .._traced import Traced
-from . import enabled
 
 _SCALARS = (float, int)
 
@@ -38,9 +36,14 @@ def record_fast(prim, tape, args, kwargs):
         if unwrapped is None:
             return _record(prim, tape, args, kwargs)
         argvals, parents, argnums, lower, constants = unwrapped
+    return _append(prim, tape, argvals, parents, argnums, lower, constants, kwargs)
+
+
+def _append(prim, tape, argvals, parents, argnums, lower, constants, kwargs):
+    """Run the call and append its entry, keeping what the pullbacks read (``_primitive.kept``)."""
     ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
     plan, kept_ans, kept_args = _plans.get(prim), ans, argvals
-    if plan is not None and not tape.keeps_all:  # keep what the pullbacks read (_primitive.kept)
+    if plan is not None and not tape.keeps_all:
         kept_ans, kept_args = plan.keep(argnums, ans, argvals)
     if constants:
         _protect_constants(tape, kept_args, argnums)
@@ -78,9 +81,3 @@ def _unwrap(prim, tape, args):
         elif kind not in _SCALARS:  # nested arrays, subclasses, anything else: the reference
             return None
     return argvals, parents, argnums, lower, constants
-
-
-def install():
-    """Plug the unrolled case in (nothing under ``AUTODIFF_REFERENCE=1``)."""
-    if enabled("record"):
-        _primitive.record = record_fast

@@ -22,6 +22,7 @@ import math
 import numpy as np
 
 from .._batching import batch_through
+from .._hooks import enabled
 from .._traced import Tape, _state
 from ..extend import (
     Thunk,
@@ -41,7 +42,6 @@ from ..numpy import linalg as _linalg
 from ..numpy._broadcast import cast
 from ..numpy._elementwise import multiply
 from . import buffers as _buffers
-from . import enabled
 from . import kernels as _kernels
 from . import parallel as _parallel
 
@@ -312,19 +312,19 @@ defjvp_joint(_known_total, _jvp)
 defbatch(_known_total, batch_through(_value))  # under vmap: each example's sum, by the reductions' own batching rules
 
 
-def install():
-    """Run the single-array forwards of sumsq and abssum on the compiled kernels (not under REFERENCE).
+def sumsq64(x):
+    """The ``sumsq64`` slot: Σ|x|² accumulated in float64, on the compiled kernel for a float32/float64 array.
 
     maxabs has no kernel: a loop that must stop at a NaN does not vectorise, and took 4.0 ms for 4M float32
     values where ``np.abs(x).max()`` takes 1.7 (``total(maxabs, ·)`` over ResNet-18's parameters: 12.0 ms
     against 3.0)."""
-    if not enabled("reductions"):
-        return
-    _named.sumsq.fun = lambda x: _on_kernel("sumsq", x, _named._sumsq)
-    _named.abssum.fun = lambda x: _on_kernel("abssum", x, _named._abssum)
-
-
-def _on_kernel(name, x, reference):
     if type(x) is np.ndarray and x.dtype in _kernels.FAST_DTYPES:
-        return x.dtype.type(_kernels.reduce(name, x))
-    return reference(x)
+        return float(_kernels.reduce("sumsq", x))
+    return _reductions._sumsq64(x)
+
+
+def abssum64(x):
+    """The ``abssum64`` slot: Σ|x| accumulated in float64, on the compiled kernel for a float32/float64 array."""
+    if type(x) is np.ndarray and x.dtype in _kernels.FAST_DTYPES:
+        return float(_kernels.reduce("abssum", x))
+    return _reductions._abssum64(x)

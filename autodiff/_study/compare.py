@@ -14,34 +14,43 @@ dict), ``_compare_semantics`` (a table over many cases).
 
 import numpy as np
 
-from .compare_arguments import Arguments
+from .compare_arguments import Arguments, check, direction_of
 from .compare_export import format_value, to_dict, to_latex, to_markdown, to_text
-from .compare_fd import referee
+from .compare_fd import referee, referee_jvp
 from .compare_namespaces import namespace
-from .compare_systems import INSTALL, load, run
+from .compare_systems import INSTALL, load, run, run_jvp
 
 SYSTEMS = ("torch", "jax", "autograd")
 REFEREE = "finite differences"
 
 
 class Result:
-    """One system's answer: ``value``, ``grad`` and ``hvp`` (``None`` unless asked for), each gradient one
-    entry per argument in that argument's structure; for finite differences also ``left`` and ``right``, the
-    one-sided derivatives (the gradient is NaN where they differ: no derivative there)."""
+    """One system's answer: ``value``, ``grad``, ``hvp`` and ``jvp`` (``None`` unless asked for), each gradient
+    one entry per argument in that argument's structure (``jvp`` is one number, the derivative of ``sum(f)``
+    along the direction, by forward mode); for finite differences also ``left`` and ``right``, the one-sided
+    derivatives (the gradient is NaN where they differ: no derivative there), and ``jvp_sides`` along the
+    direction."""
 
     def __init__(self, arguments, value, grad, hvp=None, left=None, right=None):
         self.value = value
         self.flat_grad, self.flat_hvp, self.flat_left, self.flat_right = grad, hvp, left, right
         self.grad, self.hvp = arguments.structure(grad), arguments.structure(hvp)
         self.left, self.right = arguments.structure(left), arguments.structure(right)
+        self.jvp, self.jvp_sides = None, None
 
 
-def compare(f, *args, against=None, hvp=False):
+def compare(f, *args, against=None, hvp=False, jvp=False, ties=True):
     """The gradient of ``f`` at ``args`` in autodiff and in each installed system of ``against`` (by default
     torch, JAX and autograd, or for a dict of functions the systems it has entries for), with finite
     differences as the referee; ``hvp=True`` (direction ones) or ``hvp=v`` (one direction per argument, in its
-    structure, or a bare one for a single argument) adds ``H v``.  Returns a :class:`Comparison`, whose text
-    is the table (``to_markdown()``, ``to_latex()`` and ``to_dict()`` export it).
+    structure, or a bare one for a single argument) adds ``H v``; ``jvp=True`` or ``jvp=v`` (the same way)
+    adds ``J v`` by each system's *forward* mode, as the derivative of ``sum(f)`` along ``v`` (where reverse
+    and forward mode part, as ``where`` does at a NaN, the two columns say so).  One numpy array at several
+    positions of an argument (a tied weight) is one variable, as design.md section 3 says: every column gives
+    the sum of its uses at its first position and ``None`` at the others, and a note says what each system
+    does with a tie of its own; ``ties=False`` makes each position its own variable.  Returns a
+    :class:`Comparison`, whose text is the table (``to_markdown()``, ``to_latex()`` and ``to_dict()`` export
+    it).
 
     >>> import numpy as np
     >>> c = compare(lambda xp, x: xp.sum(xp.abs(x)), np.array([0.0, -2.0]), against=("torch",))
@@ -55,9 +64,10 @@ def compare(f, *args, against=None, hvp=False):
     """
     against = _systems(f) if against is None else tuple(against)
     functions = _functions(f, against)
-    arguments = Arguments(args)
-    _check(arguments, hvp)
-    direction = _direction(hvp, arguments)
+    arguments = Arguments(args, ties)
+    check(arguments, hvp, "hvp")
+    check(arguments, jvp, "jvp")
+    direction, tangent = direction_of(hvp, arguments, "hvp"), direction_of(jvp, arguments, "jvp")
     results, missing = {}, {}
     with np.errstate(all="ignore"):  # kinks are what this is for: 1/0 and 0/0 are answers here, not accidents
         for name in ("autodiff", *against):
@@ -65,12 +75,26 @@ def compare(f, *args, against=None, hvp=False):
             if module is None:
                 missing[name] = f"not installed: {INSTALL[name]}"
                 continue
-            g = _on_leaves(arguments, functions[name])
-            results[name] = Result(arguments, *run(name, module, g, arguments.values, direction))
+            try:
+                results[name] = _run(name, module, _on_leaves(arguments, functions[name]), arguments, direction,
+                                     tangent)
+            except Exception as e:  # noqa: BLE001  (the system's own failure is its answer: said, not raised)
+                missing[name] = f"raised {type(e).__name__}: {e}"
         g = _on_leaves(arguments, functions["numpy"])
         value, grad, left, right, hv, noise = referee(g, arguments.values, direction)
         results[REFEREE] = Result(arguments, value, grad, hv, left, right)
+        if tangent is not None:
+            jv, jv_left, jv_right, jv_noise = referee_jvp(g, arguments.values, tangent)
+            results[REFEREE].jvp, results[REFEREE].jvp_sides = jv, (jv_left, jv_right)
+            noise = (*noise, jv_noise)
     return Comparison(arguments, results, missing, noise)
+
+
+def _run(name, module, g, arguments, direction, tangent):
+    result = Result(arguments, *run(name, module, g, arguments.values, direction))
+    if tangent is not None:
+        result.jvp = run_jvp(name, module, g, arguments.values, tangent)
+    return result
 
 
 def _systems(f):
@@ -103,35 +127,6 @@ def _on_leaves(arguments, fn):
         return arguments.call(fn, xs)
 
     return g
-
-
-def _check(arguments, hvp):
-    if not arguments.values:
-        given = ", ".join(type(a).__name__ for a in arguments.args) or "nothing"
-        raise TypeError(f"compare: no float or complex argument to differentiate (given {given}); pass floats, "
-                        "float arrays, or structures holding them")
-    complex_leaves = [n for n, x in zip(arguments.names, arguments.values) if np.iscomplexobj(x)]
-    if complex_leaves and hvp is not False and hvp is not None:
-        raise TypeError(f"compare: hvp with complex arguments ({', '.join(complex_leaves)}) is not supported; "
-                        "compare the gradient (hvp=False), or pass the real and imaginary parts as two real "
-                        "arguments")
-
-
-def _direction(hvp, arguments):
-    """``H v``'s direction, one numpy array per differentiable leaf, or ``None``."""
-    if hvp is False or hvp is None:
-        return None
-    if hvp is True:
-        return [np.ones_like(np.asarray(x, float)) for x in arguments.values]
-    v = hvp if isinstance(hvp, tuple) else (hvp,)
-    if len(v) != len(arguments.args):
-        raise ValueError(f"compare: hvp gives {len(v)} direction(s) for {len(arguments.args)} argument(s); "
-                         "give one each")
-    leaves = Arguments(v).leaves
-    if len(leaves) != len(arguments.leaves):
-        raise ValueError("compare: hvp's directions are not in the arguments' structure; give one direction per "
-                         f"float leaf ({', '.join(arguments.names)}), in the same containers")
-    return [np.asarray(leaves[k], float) for k in arguments.which]
 
 
 class Comparison:
@@ -184,10 +179,11 @@ class Comparison:
             return "(referee)"
         grad = self._states(self.results[name].flat_grad, "gradient")
         hv = set() if self.results[name].flat_hvp is None else self._states(self.results[name].flat_hvp, "Hv")
-        differ = [what for what, states in (("gradient", grad), ("Hv", hv)) if "differs" in states]
+        jv = set() if self.results[name].jvp is None else self._jvp_states(self.results[name].jvp)
+        differ = [what for what, states in (("gradient", grad), ("Hv", hv), ("Jv", jv)) if "differs" in states]
         if differ:
             return "differs: " + ", ".join(differ)
-        states = grad | hv
+        states = grad | hv | jv
         if "kink" in states:
             return "a convention (no derivative here)" if "=" not in states else "= elsewhere; a convention at the kink"
         return "= up to conjugation" if "conj" in states else "="
@@ -209,7 +205,18 @@ class Comparison:
             lines += [f"{_entry(name, i)}: H v has no limit here (the second differences do not settle)"
                       for name, mask in zip(self.arguments.names, self._no_derivative("Hv"))
                       for i in np.ndindex(mask.shape) if mask[i]]
-        return lines + self._conventions()
+        if self.jvp_kink() is not None:
+            left, right = self.jvp_kink()
+            lines.append(f"J v: no derivative along v here: left {format_value(left)}, right {format_value(right)}")
+        return lines + self._ties() + self._conventions()
+
+    def _ties(self):
+        return [f"{' = '.join(names)}: one array, one variable (design.md section 3): each column is the sum of "
+                f"its {len(names)} uses, at {names[0]} (None at {', '.join(names[1:])}), as autodiff's grad gives "
+                "it; natively, torch's tensor used at both (a tied Parameter) is one variable whose .grad is this "
+                "sum, read from either position (they are one object), while JAX's and autograd's gradients of a "
+                "pytree give each position its own partial derivative (compare(..., ties=False) shows those)"
+                for names in self.arguments.ties]
 
     def _conventions(self):
         if not any(np.iscomplexobj(v) for v in [self.results[REFEREE].value, *self.arguments.values]):
@@ -237,6 +244,22 @@ class Comparison:
                 if where.any():
                     states.add(state)
         return states
+
+    def _jvp_states(self, jv):
+        """``{"="}``, ``{"kink"}`` (no derivative along the direction: any value is a convention) or
+        ``{"differs"}`` for one system's ``J v`` against the referee's."""
+        fd = self.results[REFEREE]
+        if self.jvp_kink():
+            return {"kink"}
+        scale = abs(fd.jvp) if np.isfinite(fd.jvp) else 0.0
+        return {"="} if _near(np.asarray(jv), np.asarray(fd.jvp), self._noise[2], scale).all() else {"differs"}
+
+    def jvp_kink(self):
+        """``(left, right)`` along the ``jvp`` direction where they differ (no derivative there), else ``None``."""
+        fd = self.results[REFEREE]
+        if fd.jvp_sides is None or not np.isnan(fd.jvp) or all(np.isnan(fd.jvp_sides)):
+            return None
+        return fd.jvp_sides
 
     def _no_derivative(self, what):
         """Per leaf, where the referee finds no derivative: one-sided derivatives that differ (a kink), or

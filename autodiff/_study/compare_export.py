@@ -75,10 +75,10 @@ def _real(v):
 
 def grid(c):
     """``(title, header, rows, notes)`` of a comparison: one row per system, then the missing ones."""
-    hv = c.results["autodiff"].hvp is not None
-    header = ["system", "value", "gradient"] + (["Hv"] if hv else []) + ["vs FD"]
+    hv, jv = c.results["autodiff"].hvp is not None, c.results["autodiff"].jvp is not None
+    header = ["system", "value", "gradient"] + (["Hv"] if hv else []) + (["Jv (forward)"] if jv else []) + ["vs FD"]
     rows = [[name, format_value(r.value), format_value(r.grad)] + ([format_value(r.hvp)] if hv else [])
-            + [c.verdict(name)] for name, r in c.results.items()]
+            + ([format_value(r.jvp)] if jv else []) + [c.verdict(name)] for name, r in c.results.items()]
     title = "compare at " + ", ".join(f"x{i} = {format_value(a)}" for i, a in enumerate(c.args))
     return title, header, rows, c.notes()
 
@@ -150,6 +150,10 @@ def _system_dict(c, name, r, names):
            "Hv": None if r.flat_hvp is None else _by_leaf(names, r.flat_hvp), "verdict": c.verdict(name)}
     if r.flat_left is not None:
         out |= {"left": _by_leaf(names, r.flat_left), "right": _by_leaf(names, r.flat_right)}
+    if r.jvp is not None:
+        out["Jv"] = _plain(r.jvp)
+    if r.jvp_sides is not None:
+        out["Jv left"], out["Jv right"] = map(_plain, r.jvp_sides)
     return out
 
 

@@ -68,6 +68,32 @@ def _leaf_derivatives(g, xs, k, f0):
     return grad, left, right, noise
 
 
+def referee_jvp(g, xs, tangent):
+    """``(J v, left, right, noise)``: the derivative of ``Re sum(g)`` along ``tangent`` (one array per leaf),
+    NaN where the one-sided derivatives along it differ (both then given)."""
+    xs = [_float64(x) for x in xs]
+    f0 = _real(g(*xs))
+    scale = max([1.0] + [float(np.max(np.abs(np.asarray(x)), initial=0.0)) for x in xs])
+    line = _Along(g, xs, tangent, f0)
+    d, left, right, step = _one_direction(line, STEP * scale)
+    return d, left, right, _noise(f0, step)
+
+
+class _Along:
+    """``t -> Re sum(g(xs + t * tangent))``: f along a direction."""
+
+    def __init__(self, g, xs, tangent, f0):
+        self.g, self.xs, self.tangent = g, xs, tangent
+        self.seen = {0.0: f0}
+
+    def __call__(self, t):
+        if t not in self.seen:
+            moved = [x + t * np.asarray(v) if isinstance(x, np.ndarray) else x + t * float(v)
+                     for x, v in zip(self.xs, self.tangent)]
+            self.seen[t] = _real(self.g(*moved))
+        return self.seen[t]
+
+
 class _Line:
     """``t -> Re sum(g(xs with leaf k's element i moved by t * unit))``: f along one coordinate."""
 

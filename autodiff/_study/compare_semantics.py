@@ -14,10 +14,11 @@ _NAMES = {"autodiff": "autodiff", "torch": "PyTorch", "jax": "JAX", "autograd": 
 
 def semantics_table(cases, against=None):
     """One :func:`compare` per case and a table of them: ``cases`` holds ``(name, f, args)`` or
-    ``(name, f, args, hvp)`` (``f`` numpy-style or a dict per system, ``args`` a tuple, ``hvp`` as for
-    ``compare``: the row then shows ``H v``).  The columns are autodiff and ``against`` (by default torch, JAX
-    and autograd; a dict case without one of them shows ``(not given)`` there).  Returns a
-    :class:`SemanticsTable` (``str`` is Markdown).
+    ``(name, f, args, shown)`` (``f`` numpy-style or a dict per system, ``args`` a tuple).  ``shown`` is what
+    the row shows: the gradient (``False``, the default), ``H v`` (``True`` for the direction ones, or a
+    direction, as ``compare``'s ``hvp``), or ``J v`` by forward mode (``"jvp"`` along ones, or ``("jvp", v)``).
+    The columns are autodiff and ``against`` (by default torch, JAX and autograd; a dict case without one of
+    them shows ``(not given)`` there).  Returns a :class:`SemanticsTable` (``str`` is Markdown).
 
     >>> import numpy as np
     >>> table = semantics_table([("abs", lambda xp, x: xp.abs(x), (0.0,)),
@@ -30,13 +31,27 @@ def semantics_table(cases, against=None):
     | relu | x0 = [0.0, 1.0] | [0.0, 1.0] | [0.0, 1.0] | [(left 0.0, right 1.0), 1.0] |
     """
     rows = [_Case(*case) for case in cases]
-    return SemanticsTable([(case, compare(case.f, *case.args, against=against, hvp=case.hvp)) for case in rows],
-                          ("autodiff", *(SYSTEMS if against is None else against)))
+    return SemanticsTable([(case, compare(case.f, *case.args, against=against, hvp=case.hvp, jvp=case.jvp))
+                           for case in rows], ("autodiff", *(SYSTEMS if against is None else against)))
 
 
 class _Case:
-    def __init__(self, name, f, args, hvp=False):
-        self.name, self.f, self.args, self.hvp = name, f, tuple(args), hvp
+    def __init__(self, name, f, args, shown=False):
+        self.name, self.f, self.args = name, f, tuple(args)
+        self.jvp = _jvp_direction(shown)
+        jvp = self.jvp is not False
+        self.hvp = False if jvp else shown
+        self.kind = "jvp" if jvp else "hvp" if shown is not False and shown is not None else "grad"
+
+
+def _jvp_direction(shown):
+    """A case's ``jvp``: ``False`` unless it shows one; ``True`` for ``"jvp"`` (a random direction), the direction
+    given for ``("jvp", v)``."""
+    if isinstance(shown, str) and shown == "jvp":
+        return True
+    if isinstance(shown, tuple) and len(shown) == 2 and isinstance(shown[0], str) and shown[0] == "jvp":
+        return shown[1]
+    return False
 
 
 class SemanticsTable:
@@ -45,14 +60,16 @@ class SemanticsTable:
 
     def __init__(self, rows, systems):
         self.comparisons = [(case.name, c) for case, c in rows]
-        self._hvp = [case.hvp is not False and case.hvp is not None for case, _ in rows]
+        self.kinds = [case.kind for case, _ in rows]  # what each row shows: "grad", "hvp" or "jvp"
         self.systems = systems
 
+    def rows(self):
+        """Each row's cells: the case, where, one per system, the referee's (a kink's as its sides)."""
+        return [[name, _at(c)] + [cell(c, s, kind) for s in self.systems] + [referee_cell(c, kind)]
+                for (name, c), kind in zip(self.comparisons, self.kinds)]
+
     def _grid(self):
-        header = ["case", "at"] + [_NAMES[s] for s in self.systems] + [REFEREE]
-        rows = [[name, _at(c)] + [_cell(c, s, hv) for s in self.systems] + [referee_cell(c, hv)]
-                for (name, c), hv in zip(self.comparisons, self._hvp)]
-        return "", header, rows, []
+        return "", ["case", "at"] + [_NAMES[s] for s in self.systems] + [REFEREE], self.rows(), []
 
     def __str__(self):
         return self.to_markdown()
@@ -77,21 +94,26 @@ def _at(c):
     return ", ".join(f"x{i} = {format_value(a)}" for i, a in enumerate(c.args))
 
 
-def _cell(c, system, hv):
-    if system in c.missing:
-        return "(not installed)"
+def cell(c, system, kind):
+    """One system's number in a row showing ``kind`` (``"grad"``, ``"hvp"`` or ``"jvp"``)."""
+    if system in c.missing:  # not installed, or it raised (autograd's cbrt has no derivative)
+        return "(" + c.missing[system].split(":")[0] + ")"
     if system not in c.results:
         return "(not given)"
     r = c.results[system]
-    return format_value(r.hvp if hv else r.grad)
+    return format_value({"grad": r.grad, "hvp": r.hvp, "jvp": r.jvp}[kind])
 
 
-def referee_cell(c, hv):
+def referee_cell(c, kind):
     """The referee's gradient with each kink's entry written as its sides, ``(left 0.0, right 1.0)``; a single
-    scalar argument at a kink reads ``no derivative: left -1.0, right 1.0``."""
-    kinks = [] if hv else c.kinks()
+    scalar argument at a kink reads ``no derivative: left -1.0, right 1.0``, and so does ``J v`` at a kink
+    along its direction."""
+    if kind == "jvp" and c.jvp_kink() is not None:
+        left, right = c.jvp_kink()
+        return f"no derivative along v: left {format_value(left)}, right {format_value(right)}"
+    kinks = c.kinks() if kind == "grad" else []
     if not kinks:
-        return _cell(c, REFEREE, hv)
+        return cell(c, REFEREE, kind)
     if len(c.arguments.values) == 1 and np.ndim(c.arguments.values[0]) == 0:
         *_, left, right = kinks[0]
         return f"no derivative: left {format_value(left)}, right {format_value(right)}"

@@ -15,6 +15,7 @@ import warnings
 import numpy as np
 
 from .._higher import hvp as _hvp
+from .._higher import jvp as _jvp
 from .._vjp import vjp as _vjp
 
 INSTALL = {"torch": "pip install torch", "jax": "pip install jax (or this package's [compare] extra)",
@@ -99,12 +100,19 @@ def _run_autograd(autograd, g, xs, direction):
     def h(leaves):
         return g(*leaves)
 
+    xs = [_numpy_scalar(x) for x in xs]
     with warnings.catch_warnings():  # "Output seems independent of input": a symbolic zero, said by the table
         warnings.simplefilter("ignore", UserWarning)
         pullback, out = autograd.make_vjp(h)(list(xs))
         grads = pullback(np.ones_like(out))
         hv = None if direction is None else autograd.grad(_autograd_dot(autograd, h, direction))(list(xs))
     return _numpy(out), _leaves(grads, xs), _asked(hv, xs, direction)
+
+
+def _numpy_scalar(x):
+    """A Python number as numpy's: autograd's rules then follow numpy's arithmetic (``0.0 ** -0.5`` is
+    ``inf``, as in every other column, not Python's ``ZeroDivisionError``)."""
+    return np.asarray(x)[()] if isinstance(x, (int, float, complex)) else x
 
 
 def _autograd_dot(autograd, h, direction):
@@ -116,6 +124,39 @@ def _autograd_dot(autograd, h, direction):
 
 
 _RUNNERS = {"autodiff": _run_autodiff, "torch": _run_torch, "jax": _run_jax, "autograd": _run_autograd}
+
+
+def run_jvp(name, module, g, xs, tangent):
+    """The derivative of ``Re sum(g)`` at ``xs`` along ``tangent`` (one array per leaf), by ``name``'s forward
+    mode (``jvp``): autodiff's and JAX's ``jvp``, ``torch.func.jvp``, autograd's ``make_jvp``."""
+    return float(np.sum(np.real(_numpy(_JVPS[name](module, g, xs, tangent)))))
+
+
+def _jvp_autodiff(_, g, xs, tangent):
+    return _jvp(g, tuple(xs), tuple(tangent))[1]
+
+
+def _jvp_torch(torch, g, xs, tangent):
+    def tensors(arrays):
+        return tuple(torch.as_tensor(np.asarray(a)) for a in arrays)
+
+    return torch.func.jvp(lambda *ts: torch.as_tensor(g(*ts)), tensors(xs), tensors(tangent))[1]
+
+
+def _jvp_jax(jax, g, xs, tangent):
+    with x64(jax):
+        arrays = tuple(jax.numpy.asarray(x) for x in xs)
+        return _numpy(jax.jvp(g, arrays, tuple(jax.numpy.asarray(v) for v in tangent))[1])
+
+
+def _jvp_autograd(autograd, g, xs, tangent):
+    make_jvp = importlib.import_module("autograd.differential_operators").make_jvp
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return make_jvp(lambda leaves: g(*leaves))([_numpy_scalar(x) for x in xs])(list(tangent))[1]
+
+
+_JVPS = {"autodiff": _jvp_autodiff, "torch": _jvp_torch, "jax": _jvp_jax, "autograd": _jvp_autograd}
 
 
 def _leaves(grads, xs):

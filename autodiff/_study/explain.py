@@ -8,17 +8,17 @@ listed with the notes of :func:`autodiff.trace` (``# pullback of tape 3 %1``:
 that op was recorded by the pullback of the primitive's entry).
 """
 
-import inspect
 
 import numpy as np
 
 from .._arguments import is_differentiable
 from .._primitive import Primitive
 from .._traced import Traced, value_of
-from .._trees import rebuild_node, transform
 from .._vjp import vjp
 from .listing import tape_listing
+from .rule_program import parameter_names, rule_program
 from .trace import trace
+from .trace_transforms import named, ones_like
 
 _TITLES = {
     "forward": "forward: the primitive records one entry",
@@ -28,7 +28,7 @@ _TITLES = {
 }
 
 
-def explain(prim, *args, order=2, **kwargs):
+def explain(prim, *args, order=2, values=False, rules=False, **kwargs):
     """The ops ``prim``'s rule records at ``args``: its forward, its pullback (order 1), and the pullbacks of
     that pullback's ops (order 2), each on the tape of its level, innermost first.
 
@@ -39,6 +39,14 @@ def explain(prim, *args, order=2, **kwargs):
     with :func:`autodiff.extend.primitive` (any other function works too: its
     forward is then the ops it calls).  Returns an :class:`Explanation`, whose
     text is the listing (``str(e)``, or the REPL's display), like a jaxpr.
+    Each pullback's ``out`` line names the cotangents in order; one the rule
+    gave as a symbolic zero is said to be one.  ``values=True`` prints each
+    row's value under it, and the cotangent the next order's pullbacks sent
+    it (none on the outermost tape, whose would be one order more).
+    ``rules=True`` ends with the rule as a program: every op the pullback
+    calls, the ones that build a mask from its inputs included
+    (:mod:`autodiff._study.rule_program`), where the order-1 listing shows
+    such a mask as the constant it was at ``args``.
 
     >>> import autodiff.numpy as anp
     >>> explain(anp.sin, 0.5, order=1)
@@ -54,7 +62,7 @@ def explain(prim, *args, order=2, **kwargs):
       in  %1 g float64[]
       %2 = sin(%0:float64[]) -> float64[]  keeps %0  # dead; forward of tape 2 %1
       %3 = sin_backward(%1:float64[], %0:float64[]) -> float64[]  keeps %1, %0  # pullback of tape 2 %1
-      out %3
+      out cotangent of x = %3
     """
     if order not in (1, 2):
         raise ValueError(f"explain: order must be 1 or 2, got {order!r}")
@@ -65,7 +73,7 @@ def explain(prim, *args, order=2, **kwargs):
             "such as explain(anp.sin, 0.5) or explain(anp.matmul, np.ones((2, 3)), np.ones((3, 2)))"
         )
     xs = [args[i] for i in wrt]
-    x_names = _names(prim, args, wrt)
+    x_names = parameter_names(prim, args, wrt)
 
     def forward(*values):
         full = list(args)
@@ -73,66 +81,48 @@ def explain(prim, *args, order=2, **kwargs):
             full[i] = v
         return prim(*full, **kwargs)
 
-    chain, inputs, names = _chain(forward, xs, x_names, order)
-    record = trace(_named(chain, names), *inputs)
+    returned = {}  # level -> what the pullback traced at that level returned
+    chain, inputs, names = _chain(forward, xs, x_names, order, returned)
+    record = trace(named(chain, names), *inputs, values=values)
+    record.silent.add(id(record.tapes[0]))  # its cotangents differentiate the chain once more than asked
     _name_inner_inputs(record)
-    return Explanation(prim, args, wrt, x_names, record, order)
+    labels = {1: ["cotangent of " + n for n in x_names]}
+    labels[2] = labels[1] + ["cotangent of g"]
+    outputs = {level: list(zip(labels[order + 1 - level], out)) for level, out in returned.items()}
+    explanation = Explanation(prim, args, wrt, x_names, record, order, outputs)
+    explanation.rules = rules
+    return explanation
 
 
-def _chain(forward, xs, x_names, order):
-    """``forward`` and its pullbacks as functions of (primals, cotangents): the one to trace at ``order``."""
-    g = _ones_like(forward(*xs))
-    first = _pullback_as_function(forward, len(xs), lambda ct: ct[0])
+def _chain(forward, xs, x_names, order, returned):
+    """``forward`` and its pullbacks as functions of (primals, cotangents): the one to trace at ``order``.
+    Each pullback notes in ``returned`` what it returned, under the level of its tape (the outermost, 1, is
+    the one traced; the one it differentiates is at 2)."""
+    g = ones_like(forward(*xs))
+    first = _pullback_as_function(forward, len(xs), lambda ct: ct[0], returned, order)
     if order == 1:
         return first, xs + [g], x_names + ["g"]
-    h = list(_ones_like(first(*xs, g)))
-    second = _pullback_as_function(first, len(xs) + 1, tuple)
+    h = list(ones_like(first(*xs, g)))
+    returned.clear()  # that call was only to shape h
+    second = _pullback_as_function(first, len(xs) + 1, tuple, returned, 1)
     return second, xs + [g] + h, x_names + ["g"] + _h_names(x_names)
 
 
-def _pullback_as_function(f, n, cotangent):
+def _pullback_as_function(f, n, cotangent, returned, level):
     """``(*primals, *cotangents) -> cotangents of the primals``: ``f``'s pullback, differentiable in both;
-    ``cotangent`` makes the trailing values into the cotangent of ``f``'s output."""
+    ``cotangent`` makes the trailing values into the cotangent of ``f``'s output.  What it returns is kept
+    in ``returned[level]``."""
 
     def pullback(*values):
         _, pull = vjp(f, *values[:n])
-        return pull(cotangent(values[n:]))
+        returned[level] = cts = tuple(pull(cotangent(values[n:])))
+        return cts
 
     return pullback
 
 
-def _named(f, names):
-    """``f`` with a signature naming its positional arguments, so the listing names its inputs."""
-    f.__signature__ = inspect.Signature(
-        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names])
-    return f
-
-
-def _names(prim, args, wrt):
-    """The differentiated arguments' names: the primitive's own parameter names when it has them,
-    else ``x`` (one) or ``x1, x2, ...`` as numpy calls them."""
-    try:
-        params = [p.name for p in inspect.signature(getattr(prim, "fun", prim)).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    except (TypeError, ValueError):
-        params = []
-    if len(params) >= len(args):
-        return [params[i] for i in wrt]
-    return ["x"] if len(wrt) == 1 else [f"x{i + 1}" for i in wrt]
-
-
 def _h_names(x_names):
     return ["h"] if len(x_names) == 1 else ["h_" + n for n in x_names]
-
-
-def _ones_like(out):
-    def leaf_fn(path, leaf):
-        v = value_of(leaf)
-        if v is None:
-            return None
-        return np.ones_like(v) if np.ndim(v) else np.result_type(v).type(1)
-
-    return transform(out, leaf_fn, rebuild_node)
 
 
 def _name_inner_inputs(record):
@@ -151,13 +141,15 @@ def _name_inner_inputs(record):
 class Explanation:
     """The text :func:`explain` produced, and the :class:`~autodiff.Trace` it was read from (``.trace``)."""
 
-    def __init__(self, prim, args, wrt, x_names, record, order):
-        self.prim, self.trace, self.order = prim, record, order
+    def __init__(self, prim, args, wrt, x_names, record, order, outputs):
+        self.prim, self.trace, self.order, self._outputs = prim, record, order, outputs
+        record.label_outputs = self._labelled
         self._header = f"explain {prim.__name__} at " + ", ".join(
             f"{n} = {_value_text(args[i])}" for n, i in zip(x_names, wrt))
         self._names = {"x": " and ".join(x_names), "g": "g", "h": " and ".join(_h_names(x_names)),
                        "name": prim.__name__}
         self._forward = "forward" if isinstance(prim, Primitive) else "composite"
+        self.rules = False
 
     def __str__(self):
         record = self.trace
@@ -168,7 +160,25 @@ class Explanation:
             lines.append(self._title(level) if level not in titled else f"a tape the rule opened (level {level})")
             titled.add(level)
             lines.append(tape_listing(record, k, record.tapes[k], graphs[k]))
+        if self.rules:
+            lines.extend(str(program) for program in self._programs())
         return "\n".join(lines)
+
+    def _programs(self):
+        """The rule of each entry of the forward (one for a primitive) as a program, masks included."""
+        forward = max(self.trace.tapes, key=lambda t: t.level)
+        where = "" if self._forward == "forward" else "%{} "
+        return [rule_program(entry, g, forward.residuals.get(i), where.format(i))
+                for tape, i, entry, g, cts in self.trace.events if tape is forward and cts is not None]
+
+    def _labelled(self, graphs):
+        """Each pullback's tape gets its output rows, by name: ``cotangent of x = %3`` (or a symbolic zero)."""
+        tapes = self.trace.tapes
+        for level, outs in self._outputs.items():
+            k = next(k for k, t in enumerate(tapes) if t.level == level)  # the pullback's own tape comes first
+            graph = graphs[len(self.trace.pushforwards) + k]
+            graph.labelled = [(label, graph.row_of(ct), ct) for label, ct in outs]
+            graph.outputs = [row for _, row, _ in graph.labelled if row is not None]
 
     def _title(self, level):
         order = self.order + 1 - level

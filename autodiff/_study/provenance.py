@@ -22,6 +22,7 @@ of its residuals and incoming cotangent, and the mark (row count) taken when
 the previous pullback of the same tape returned.
 """
 
+from .._batching import Batch
 from .._tangents import Thunk
 from .._traced import Traced
 
@@ -40,6 +41,7 @@ class Graph:
         self.parents, self.clocks, self.names, self.row_of = parents, clocks, names, row_of
         self.notes = {}  # row -> who recorded it
         self.outputs = None  # rows of the level's output, when known
+        self.labelled = None  # [(label, row or None, value)] when each output has a name
         self.dead = set()
 
     def note(self, row, text):
@@ -78,7 +80,9 @@ def pushforward_rows(pushes, level):
             if type(a) is Traced and a.tape is level and id(a) not in numbers:
                 numbers[id(a)] = len(rows)
                 rows.append(("in", a, -1))
-        numbers[id(result)] = numbers[id(result.value)] = len(rows)
+        numbers[id(result)] = len(rows)
+        if type(result) is Traced and result.tape is level:  # a batching rule's output the same for every
+            numbers[id(result.value)] = len(rows)              # example is not batched: it is its own value
         rows.append(("push", (prim, args, kwargs, result), serial))
     return rows, numbers
 
@@ -105,6 +109,7 @@ def pushforward_graph(pushes, level, name):
 def annotate(record, graphs):
     """Fill each graph's ``notes``, ``outputs`` and ``dead`` from what ``record`` observed."""
     by_owner = {id(g.owner): g for g in graphs}
+    _note_batch_rules(record, by_owner)
     for g in graphs:
         _note_forwards(record, g, by_owner)
     _note_pullbacks(record, by_owner)
@@ -128,7 +133,29 @@ def _outputs_per_row(record, g):
     if any(t is g.owner for t in record.tapes):
         return [(i, e[3]) for i, e in enumerate(g.owner.entries) if e[0] is not None]
     rows, _ = pushforward_rows(record.pushes, g.owner)
-    return [(j, item[3].value) for j, (kind, item, _) in enumerate(rows) if kind == "push"]
+    return [(j, one_level_down(item[3], g.owner)) for j, (kind, item, _) in enumerate(rows) if kind == "push"]
+
+
+def one_level_down(result, level):
+    """What a push's result holds one level down: a dual's primal, a batched value's batch (a batching rule's
+    output that is the same for every example is that value itself)."""
+    return result.value if type(result) is Traced and result.tape is level else result
+
+
+def _note_batch_rules(record, by_owner):
+    """Rows of lower levels a batching rule recorded: those made while its push ran (a loop's picks and
+    stack, a rule's reshapes, the op itself at the level below)."""
+    numbers = {id(b): pushforward_rows(record.pushes, b)[1] for b in record.batches}
+    for serial, how in record.batch_pushes.items():
+        level = record.pushes[serial][0]
+        row = numbers[id(level)][id(record.pushes[serial][4])]
+        label = f"batching rule of {by_owner[id(level)].name} %{row}"
+        for graph in by_owner.values():
+            if graph.owner.level < level.level and id(graph.owner) in how.before:
+                start, end = how.before[id(graph.owner)], how.after[id(graph.owner)]
+                for r, clock in enumerate(graph.clocks):
+                    if start <= clock < end:
+                        graph.note(r, label)
 
 
 def _note_pullbacks(record, by_owner):
@@ -139,9 +166,15 @@ def _note_pullbacks(record, by_owner):
             continue
         before = last.get(id(tape), {})
         for graph in by_owner.values():
-            if graph.owner.level < tape.level and id(graph.owner) in marks:  # a level opened later saw nothing
+            if _below(graph.owner, tape) and id(graph.owner) in marks:  # a level opened later saw nothing
                 _note_one_pullback(graph, inner, i, entry, g, cts, before, marks)
         last[id(tape)] = marks
+
+
+def _below(owner, tape):
+    """Can ``tape``'s pullbacks record on ``owner``?  A lower level can; so can a batch at the tape's own level
+    number, opened after the tape closed (``jacobian``'s ``vmap`` over the basis pulls back the record of ``f``)."""
+    return owner.level < tape.level or (type(owner) is Batch and owner.level == tape.level)
 
 
 def _note_one_pullback(graph, inner, i, entry, g, cts, before, marks):

@@ -2,12 +2,11 @@
 
 import numpy as np
 
-from .._containers import node_of
 from .._paths import dotted
 from .._structural import Tangent
 from .._tangents import NoTangent, Thunk, ZeroTangent
 from .._traced import Traced
-from .._trees import leaves
+from .._trees import leaves, transform
 
 
 def show(tangent, name="grad"):
@@ -16,8 +15,8 @@ def show(tangent, name="grad"):
     ``None`` (no gradient), ``ZeroTangent`` (symbolic zero) and unevaluated
     ``Thunk`` s are shown as such, never materialised.
 
-    Iterative (a structure nested 10,000 deep is fine); a container that contains
-    itself is refused with a ``ValueError`` naming its key path, as everywhere else.
+    Walked by autodiff's one tree transform: iterative (a structure nested 10,000 deep is fine), and a
+    container that contains itself is refused with a ``ValueError`` naming its key path, as everywhere else.
 
     >>> import numpy as np
     >>> print(show({"w": np.array([3.0, 4.0]), "n": None, "z": ZeroTangent()}))
@@ -26,34 +25,29 @@ def show(tangent, name="grad"):
       grad.n  None (no gradient)
       grad.z  ZeroTangent (symbolic zero)
     """
-    lines, inside = [], set()  # inside: ids of the containers on the current path
-    stack = [(name, tangent, 0)]
-    while stack:
-        path, x, depth = stack.pop()
-        if depth < 0:  # leaving a container (the entry keeps it alive, so its id is not reused)
-            inside.discard(id(x))
-            continue
-        pad = "  " * depth
-        node = node_of(x)
-        if node is None or isinstance(x, (Thunk, ZeroTangent, NoTangent)):
-            lines.append(f"{pad}{path}  {_leaf(x)}" if depth else f"{path}: {_leaf(x)}")
-            continue
-        _refuse_cycle(x, path, inside)
-        lines.append(f"{pad}{path}: {_container(x)}")
-        keys, kids = node.children(x)
-        stack.append((path, x, -1))
-        stack.extend((path + dotted((k,)), kid, depth + 1) for k, kid in reversed(list(zip(keys, kids))))
-    return "\n".join(lines)
+    # transform finishes a container after its children, but its line goes above theirs: each line is keyed by
+    # the number of the first line at or under its path (a container takes its first child's) and its depth.
+    lines = []  # (key, depth, text)
+
+    def at_leaf(path, x):
+        text = f"{_label(path)}  {_leaf(x)}" if len(path) > 1 else f"{name}: {_leaf(x)}"
+        return _noted(lines, len(lines), path, text)
+
+    def at_container(path, x, node, keys, firsts):
+        return _noted(lines, firsts[0] if firsts else len(lines), path, f"{_label(path)}: {_container(x)}")
+
+    transform(tangent, at_leaf, at_container, (name,))
+    return "\n".join(text for _, _, text in sorted(lines))
 
 
-def _refuse_cycle(x, path, inside):
-    """Mark container ``x`` as entered, or raise if it is already on the path (it contains itself)."""
-    if id(x) in inside:
-        raise ValueError(
-            f"cycle: the object at {path} contains itself; "
-            "a structure must be a tree (ties are fine, loops are not)"
-        )
-    inside.add(id(x))
+def _label(path):
+    """``grad.layers[0].w`` for the key path ``("grad", "layers", 0, "w")``, indented by its depth."""
+    return "  " * (len(path) - 1) + path[0] + dotted(path[1:])
+
+
+def _noted(lines, key, path, text):
+    lines.append((key, len(path), text))
+    return key
 
 
 def _container(x):

@@ -8,6 +8,7 @@ import numpy as np
 
 from .._batch_rules import loop
 from .._batching import is_batched
+from .._hooks import hooks, slot
 from ._batch_helpers import align, example_shape, flat, resolved, shape_of, shift
 
 
@@ -205,7 +206,7 @@ def matmul_rule(level, args, bdims, kwargs):
     if bx is None and len(xs) == 2:  # (m, k) @ (B, ..., k[, n]): the same, through the transposes
         return _shared_left(x, y, ys, out_shape), 0
     if bx is not None and by is not None and len(xs) == len(ys) == 2 and xs[1] == 1:
-        return batched_outer(x, y), 0
+        return hooks.batched_outer(x, y), 0
     return reshape(_stacked_matmul(level, x, y, bx, by), out_shape), 0
 
 
@@ -246,7 +247,8 @@ def _batched_outer(x, y):
     return multiply(x, y)
 
 
-batched_outer = _batched_outer  # the hook autodiff._accel.batching puts its pooled, two-thread twin in
+slot("batched_outer", _batched_outer, "vmap's batched outer products, per-example weight gradients (the "
+     "accelerated twin writes them into a pooled buffer on two threads)")
 
 
 def _matmul_shape(xs, ys):

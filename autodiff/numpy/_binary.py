@@ -19,8 +19,8 @@ def _share(pick, tie, like):
     return as_constant(pick + 0.5 * tie, dtype_of(like))  # Python floats compare to a bool, not an array
 
 
-def _taken(g, pick, tie, like):
-    """``g`` times the share ``pick + tie / 2``, and exactly 0 where the input was not taken.
+def _taken(g, like, pick, tie=False):
+    """``g`` times the share ``pick + tie / 2`` (in ``like``'s dtype), and exactly 0 where the input was not taken.
 
     ``where``, not only the product: a NaN in ``g`` (a Euclidean norm's second derivative at its kink, design.md
     section 11) then stays off the inputs the choice did not take, whose true derivative is 0, as PyTorch's
@@ -29,32 +29,24 @@ def _taken(g, pick, tie, like):
     return where(pick | tie, multiply(g, _share(pick, tie, like)), 0.0)
 
 
-def _choice_vjps(win):
-    """Pullbacks for an op returning, elementwise, the input that ``win(x, y)`` prefers."""
+def _choice_rules(prim, win):
+    """Define the rules of ``prim``, which returns, elementwise, the input that ``win(x, y)`` prefers: each input
+    gets the cotangent (its pullback, summed to its shape) or passes on its tangent (its JVP, broadcast to the
+    output) where it was taken, half where the two tie."""
 
-    def vjp_x(g, ans, x, y):
+    def x_taken(x, y):
         a, b = value_of(x), value_of(y)
-        return unbroadcast(_taken(g, win(a, b), a == b, x), x)
+        return win(a, b), a == b
 
-    def vjp_y(g, ans, x, y):
+    def y_taken(x, y):
         a, b = value_of(x), value_of(y)
-        return unbroadcast(_taken(g, win(b, a), a == b, y), y)
+        return win(b, a), a == b
 
-    return vjp_x, vjp_y
-
-
-def _choice_jvps(win):
-    """Pushforwards for the same op: each tangent, masked by the same shares as the pullbacks."""
-
-    def jvp_x(t, ans, x, y):
-        a, b = value_of(x), value_of(y)
-        return broadcast_as(_taken(t, win(a, b), a == b, ans), ans)
-
-    def jvp_y(t, ans, x, y):
-        a, b = value_of(x), value_of(y)
-        return broadcast_as(_taken(t, win(b, a), a == b, ans), ans)
-
-    return jvp_x, jvp_y
+    defvjp(prim, lambda g, ans, x, y: unbroadcast(_taken(g, x, *x_taken(x, y)), x),
+           lambda g, ans, x, y: unbroadcast(_taken(g, y, *y_taken(x, y)), y))
+    defjvp(prim, lambda t, ans, x, y: broadcast_as(_taken(t, ans, *x_taken(x, y)), ans),
+           lambda t, ans, x, y: broadcast_as(_taken(t, ans, *y_taken(x, y)), ans))
+    defbatch(prim, elementwise(prim))
 
 
 def _prefers_number(bigger):
@@ -62,24 +54,16 @@ def _prefers_number(bigger):
 
 
 maximum = primitive(np.maximum, "maximum")
-defvjp(maximum, *_choice_vjps(np.greater))
-defjvp(maximum, *_choice_jvps(np.greater))
-defbatch(maximum, elementwise(maximum))
+_choice_rules(maximum, np.greater)
 
 minimum = primitive(np.minimum, "minimum")
-defvjp(minimum, *_choice_vjps(np.less))
-defjvp(minimum, *_choice_jvps(np.less))
-defbatch(minimum, elementwise(minimum))
+_choice_rules(minimum, np.less)
 
 fmax = primitive(np.fmax, "fmax")  # a NaN loses: the gradient goes to the number
-defvjp(fmax, *_choice_vjps(_prefers_number(np.greater)))
-defjvp(fmax, *_choice_jvps(_prefers_number(np.greater)))
-defbatch(fmax, elementwise(fmax))
+_choice_rules(fmax, _prefers_number(np.greater))
 
 fmin = primitive(np.fmin, "fmin")
-defvjp(fmin, *_choice_vjps(_prefers_number(np.less)))
-defjvp(fmin, *_choice_jvps(_prefers_number(np.less)))
-defbatch(fmin, elementwise(fmin))
+_choice_rules(fmin, _prefers_number(np.less))
 
 
 def _clip(x, lo, hi):
@@ -88,15 +72,6 @@ def _clip(x, lo, hi):
 
 _clip_p = primitive(_clip, "clip")
 defbatch(_clip_p, elementwise(_clip_p))
-
-
-def _mask(condition, like):
-    return as_constant(condition, dtype_of(like))  # Python floats compare to a bool, not an array
-
-
-def _passed(g, condition, like):
-    """``g`` where ``condition`` holds, exactly 0 elsewhere (a NaN kept off the bound that was not hit: ``_taken``)."""
-    return where(condition, multiply(g, _mask(condition, like)), 0.0)
 
 
 def _above(x, lo, hi):
@@ -123,15 +98,15 @@ def _inside(x, lo, hi):
 
 defvjp(
     _clip_p,
-    lambda g, ans, x, lo, hi: unbroadcast(_passed(g, _inside(x, lo, hi), x), x),
-    lambda g, ans, x, lo, hi: unbroadcast(_passed(g, _below(x, lo, hi), lo), lo),
-    lambda g, ans, x, lo, hi: unbroadcast(_passed(g, _above(x, lo, hi), hi), hi),
+    lambda g, ans, x, lo, hi: unbroadcast(_taken(g, x, _inside(x, lo, hi)), x),
+    lambda g, ans, x, lo, hi: unbroadcast(_taken(g, lo, _below(x, lo, hi)), lo),
+    lambda g, ans, x, lo, hi: unbroadcast(_taken(g, hi, _above(x, lo, hi)), hi),
 )
 defjvp(
     _clip_p,
-    lambda t, ans, x, lo, hi: broadcast_as(_passed(t, _inside(x, lo, hi), ans), ans),
-    lambda t, ans, x, lo, hi: broadcast_as(_passed(t, _below(x, lo, hi), ans), ans),
-    lambda t, ans, x, lo, hi: broadcast_as(_passed(t, _above(x, lo, hi), ans), ans),
+    lambda t, ans, x, lo, hi: broadcast_as(_taken(t, ans, _inside(x, lo, hi)), ans),
+    lambda t, ans, x, lo, hi: broadcast_as(_taken(t, ans, _below(x, lo, hi)), ans),
+    lambda t, ans, x, lo, hi: broadcast_as(_taken(t, ans, _above(x, lo, hi)), ans),
 )
 
 

@@ -78,12 +78,7 @@ def unbroadcast(g, x):
     kind = type(x)
     if type(g) is np.ndarray and (kind is np.ndarray or kind is Like) and g.shape == x.shape and g.dtype == x.dtype:
         return g  # a Like: what a tape entry keeps of an argument its pullback reads for shape and dtype
-    shape, dtype = shape_of(x), dtype_of(x)
-    if shape_of(g) != shape:
-        g = sum_to_shape(g, shape)
-    if dtype_of(g) != dtype:
-        g = cast(g, dtype)
-    return g
+    return _fitted(g, x, sum_to_shape)
 
 
 def broadcast_as(t, ans):
@@ -94,9 +89,14 @@ def broadcast_as(t, ans):
     """
     if type(t) is np.ndarray and type(ans) is np.ndarray and t.shape == ans.shape and t.dtype == ans.dtype:
         return t
-    shape, dtype = shape_of(ans), dtype_of(ans)
-    if shape_of(t) != shape:
-        t = broadcast_to(t, shape)
-    if dtype_of(t) != dtype:
-        t = cast(t, dtype)
-    return t
+    return _fitted(t, ans, broadcast_to)
+
+
+def _fitted(v, like, to_shape):
+    """``v`` brought to ``like``'s shape by ``to_shape(v, shape)``, then cast to its dtype."""
+    shape, dtype = shape_of(like), dtype_of(like)
+    if shape_of(v) != shape:
+        v = to_shape(v, shape)
+    if dtype_of(v) != dtype:
+        v = cast(v, dtype)
+    return v

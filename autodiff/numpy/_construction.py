@@ -20,6 +20,7 @@ from ..extend import (
     deflinear,
     defvjp,
     defvjp_joint,
+    is_inexact,
     primitive,
     unthunk,
 )
@@ -152,7 +153,7 @@ def array(obj, dtype=None, copy=True, order="K", ndmin=0):
     if not any(type(leaf) is Traced for leaf in leaves):
         return np.array(obj, dtype=dtype, copy=copy, order=order, ndmin=ndmin)
     dtype = np.dtype(dtype) if dtype is not None else _result_dtype(leaves)
-    if dtype.kind not in "fc":  # an integer or boolean array: built in the leaves' dtype, then cast (no derivative)
+    if not is_inexact(dtype):  # an integer or boolean array: built in the leaves' dtype, then cast (no derivative)
         return astype(array(obj, ndmin=ndmin), dtype)
     if type(obj) is Traced:
         out = obj if dtype_of(obj) == dtype else cast(obj, dtype)
@@ -200,7 +201,7 @@ def astype(x, dtype, copy=True):
     dtype = np.dtype(dtype)
     if type(x) is not Traced:
         return np.asarray(x).astype(dtype, copy=copy)
-    if dtype.kind in "fc":  # always an array, as numpy's (a 0-d value may be held as a numpy scalar)
+    if is_inexact(dtype):  # always an array, as numpy's (a 0-d value may be held as a numpy scalar)
         return cast(x, dtype)
     return _cast_plain(x, dtype)
 
@@ -280,7 +281,7 @@ def asarray_chkfinite(a, dtype=None, order=None):
     ValueError: autodiff.numpy.asarray_chkfinite: array must not contain infs or NaNs
     """
     out = asarray(a, dtype=dtype, order=order)
-    if dtype_of(out).kind in "fc" and not np.isfinite(_strip_all(out)).all():
+    if is_inexact(dtype_of(out)) and not np.isfinite(_strip_all(out)).all():
         raise ValueError("autodiff.numpy.asarray_chkfinite: array must not contain infs or NaNs")
     return out
 

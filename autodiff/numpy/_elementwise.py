@@ -7,6 +7,7 @@ argument's shape and dtype; binary pushforwards ``broadcast_as`` the output.
 
 import numpy as np
 
+from .._hooks import hooks, slot
 from ..extend import ZeroTangent, defbatch, defjvp, deflinear, defvjp, plain_value, primitive, value_of
 from ._batch_helpers import elementwise
 from ._broadcast import broadcast_as, dtype_of, unbroadcast
@@ -134,7 +135,14 @@ defjvp(
     lambda s, out, g, x: broadcast_as(negative(sin_backward(multiply(g, s), x)), out),
 )
 
-tanh = primitive(np.tanh, "tanh")
+def _tanh(x, *args, **kwargs):
+    """The hyperbolic tangent, elementwise (numpy's ``tanh``, unless an acceleration fills the slot)."""
+    return hooks.tanh(x, *args, **kwargs)
+
+
+slot("tanh", np.tanh, "tanh's forward (the accelerated twin runs float64 arrays on a numba kernel where numpy's "
+     "own is not vectorised)")
+tanh = primitive(_tanh, "tanh")
 tanh_backward = primitive(lambda g, ans: g * (1 - ans * ans), "tanh_backward")
 defbatch(tanh_backward, elementwise(tanh_backward))
 defvjp(tanh, lambda g, ans, x: tanh_backward(g, ans))

@@ -14,6 +14,7 @@ forms are accelerations (:mod:`autodiff._accel.reductions`).
 
 import numpy as np
 
+from .._hooks import hooks
 from ..extend import Traced, defjvp, defvjp, primitive, value_of
 from . import _reductions
 from . import linalg as _linalg
@@ -31,11 +32,6 @@ def _real_dtype(x):
     if dtype.kind == "c":
         return np.finfo(dtype).dtype
     return dtype if dtype.kind == "f" else np.dtype(np.float64)
-
-
-def _magnitudes(x):
-    """``|x|`` in float64, flattened: what the reductions accumulate."""
-    return np.abs(np.asarray(x)).astype(np.float64, copy=False).ravel()
 
 
 def _conj(x):
@@ -61,8 +57,7 @@ def _pushed(unit_cotangent, t):
 
 
 def _sumsq(x):
-    m = _magnitudes(x)
-    return _real_dtype(x).type(np.dot(m, m))
+    return _real_dtype(x).type(hooks.sumsq64(x))
 
 
 def _sumsq_vjp(g, ans, x):
@@ -75,7 +70,7 @@ defjvp(sumsq, lambda t, ans, x: multiply(2.0, _pushed(_conj(x), t)))
 
 
 def _abssum(x):
-    return _real_dtype(x).type(np.sum(_magnitudes(x)))
+    return _real_dtype(x).type(hooks.abssum64(x))
 
 
 def _abssum_vjp(g, ans, x):

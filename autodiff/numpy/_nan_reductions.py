@@ -19,11 +19,10 @@ import numpy as np
 from ..extend import plain_value, value_of
 from ._arraylike import as_array
 from ._binary import maximum
-from ._broadcast import dtype_of
 from ._construction import astype
 from ._elementwise import divide, subtract, where
 from ._nondiff import NONDIFF
-from ._reductions import abs_squared, cumprod, cumsum, max, min, prod, root, sum
+from ._reductions import _float_dtype, abs_squared, cumprod, cumsum, max, min, prod, root, sum
 
 
 def _filled(a, neutral):
@@ -81,7 +80,7 @@ def _warn_if_empty(count, what):
 
 def _real(count, a):
     """``count`` in ``a``'s real floating dtype (float64 for an integer ``a``), so a float32 mean stays float32."""
-    return astype(count, np.finfo(dtype_of(a)).dtype if dtype_of(a).kind in "fc" else np.float64)
+    return astype(count, np.finfo(_float_dtype(a)).dtype)
 
 
 def nanmean(a, axis=None, keepdims=False):

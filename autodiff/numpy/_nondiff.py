@@ -18,7 +18,7 @@ import numpy as np
 
 from .._batching import batch_depth
 from .._traced import value_of as strip_all
-from ..extend import defbatch, primitive, value_of
+from ..extend import defbatch, is_inexact, primitive, value_of
 from ._batch_helpers import elementwise, reduction
 from ._broadcast import shape_of
 from ._searchsorted import searchsorted
@@ -73,7 +73,7 @@ def _array_equal(a, b, equal_nan=False):
     if shape_of(a) != shape_of(b):
         return False  # the same for every example
     same = _UNDER_VMAP["equal"](a, b)
-    if equal_nan and all(np.result_type(strip_all(v)).kind in "fc" for v in (a, b)):
+    if equal_nan and all(is_inexact(np.result_type(strip_all(v))) for v in (a, b)):
         both_nan = _UNDER_VMAP["logical_and"](_UNDER_VMAP["isnan"](a), _UNDER_VMAP["isnan"](b))
         same = _UNDER_VMAP["logical_or"](same, both_nan)
     return _AXIS_REDUCTIONS["all"](same)
@@ -84,11 +84,14 @@ def _allclose(a, b, rtol=1e-05, atol=1e-08, equal_nan=False):
     return _AXIS_REDUCTIONS["all"](_UNDER_VMAP["isclose"](a, b, rtol=rtol, atol=atol, equal_nan=equal_nan))
 
 
-def _refuse(name):
+def refuse_under_vmap(name):
+    """The stand-in under ``vmap`` for ``numpy.name``, whose result's size or layout depends on each example's
+    values (``nonzero``, ``unique``): it raises, pointing to a mask."""
+
     def refuse(*args, **kwargs):
         raise NotImplementedError(
-            f"numpy.{name} under vmap: its result has a different size per example, so it cannot be batched; "
-            "use a mask (anp.where) instead, or call it outside vmap"
+            f"numpy.{name} under vmap: its result's size or layout depends on each example's values, so it cannot "
+            "be batched; use a mask (anp.where) instead, or call it outside vmap"
         )
 
     return refuse
@@ -110,7 +113,7 @@ _UNDER_VMAP.update(
     allclose=_allclose, array_equal=_array_equal,
     result_type=lambda *a: np.result_type(*map(strip_all, a)),
     iscomplexobj=lambda x: np.iscomplexobj(strip_all(x)), isrealobj=lambda x: np.isrealobj(strip_all(x)),
-    argwhere=_refuse("argwhere"), nonzero=_refuse("nonzero"), searchsorted=searchsorted,
+    argwhere=refuse_under_vmap("argwhere"), nonzero=refuse_under_vmap("nonzero"), searchsorted=searchsorted,
 )
 
 _NAMES = [

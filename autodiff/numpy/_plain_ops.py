@@ -20,7 +20,7 @@ from .._traced import value_of as strip_all
 from ..extend import defbatch, primitive
 from ._batch_helpers import elementwise, reduction
 from ._broadcast import shape_of
-from ._nondiff import NONDIFF, nondifferentiable
+from ._nondiff import NONDIFF, nondifferentiable, refuse_under_vmap
 
 
 def _elementwise(name):
@@ -36,16 +36,6 @@ def _nan_arg(name):
     return prim
 
 
-def _refuse(name):
-    def refuse(*args, **kwargs):
-        raise NotImplementedError(
-            f"numpy.{name} under vmap: its result's size or layout depends on each example's values, so it cannot "
-            "be batched; use a mask (anp.where) instead, or call it outside vmap"
-        )
-
-    return refuse
-
-
 def _of_shape(fun):
     """A numpy function of an array's shape alone, given one example's shape under ``vmap``."""
     return lambda arr, *args, **kwargs: fun(np.empty(shape_of(arr), bool), *args, **kwargs)
@@ -58,7 +48,7 @@ _ELEMENTWISE = [
 ]
 _UNDER_VMAP = {name: _elementwise(name) for name in _ELEMENTWISE}
 _UNDER_VMAP.update({name: _nan_arg(name) for name in ("nanargmax", "nanargmin")})
-_UNDER_VMAP.update({name: _refuse(name) for name in (
+_UNDER_VMAP.update({name: refuse_under_vmap(name) for name in (
     "flatnonzero", "argpartition", "lexsort", "isin", "unravel_index", "ravel_multi_index", "ix_", "packbits",
     "unpackbits", "array_equiv", "digitize", "min_scalar_type")})
 
@@ -70,6 +60,6 @@ PLAIN = {name: nondifferentiable(getattr(np, name), _UNDER_VMAP[name]) for name 
 PLAIN.update({name: nondifferentiable(fun, fun) for name, fun in _SHAPE_READERS.items()})
 PLAIN.update(
     around=NONDIFF["round"],  # numpy's other name for round
-    einsum_path=nondifferentiable(np.einsum_path, _refuse("einsum_path")),
+    einsum_path=nondifferentiable(np.einsum_path, refuse_under_vmap("einsum_path")),
     common_type=nondifferentiable(np.common_type, lambda *arrays: np.common_type(*map(strip_all, arrays))),
 )

@@ -2,16 +2,14 @@
 
 import numpy as np
 
-from .._accel import kernels as _kernels
-from ..extend import defbatch, defjvp, deflinear, defvjp, plain_value, value_of
+from .._hooks import slot
+from ..extend import defbatch, defjvp, deflinear, defvjp, is_inexact, plain_value, value_of
 from ._arraylike import ArrayLikeFirst  # numpy's reductions take lists and tuples, traced values inside too
 from ._batch_helpers import differentiated, over_example_axes, reduction
 from ._broadcast import broadcast_to, dtype_of, shape_of
 from ._construction import from_nested
 from ._elementwise import divide, multiply
 from ._kinks import root
-
-_KERNEL_SIZE = 4096  # below this, numpy's own pairwise sum is as accurate and as fast
 
 
 def _normalise_axis(axis, ndim):
@@ -38,12 +36,27 @@ def expand_reduced(g, x, axis, keepdims):
 
 
 def _sum(x, axis=None, keepdims=False, dtype=None):
-    if type(x) is np.ndarray:
-        if axis is None and dtype is None and x.dtype == np.float32 and x.size >= _KERNEL_SIZE:
-            total = np.float32(_kernels.reduce("sum", x))  # accumulate in float64, then round once
-            return np.full((1,) * x.ndim, total) if keepdims else total
-        return x.sum(axis=axis, keepdims=keepdims, dtype=dtype)  # the method skips numpy's dispatch layers
     return np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype)
+
+
+def _magnitudes(x):
+    """``|x|`` in float64, flattened: what the model-wide reductions accumulate."""
+    return np.abs(np.asarray(x)).astype(np.float64, copy=False).ravel()
+
+
+def _sumsq64(x):
+    m = _magnitudes(x)
+    return float(np.dot(m, m))
+
+
+def _abssum64(x):
+    return float(np.sum(_magnitudes(x)))
+
+
+slot("sumsq64", _sumsq64, "the sum of |x|² over a whole array, accumulated in float64 (sumsq, norm; the "
+     "accelerated twin runs a numba kernel)")
+slot("abssum64", _abssum64, "the sum of |x| over a whole array, accumulated in float64 (abssum; the accelerated "
+     "twin runs a numba kernel)")
 
 
 sum = ArrayLikeFirst(_sum, "sum")  # noqa: A001 - mirrors numpy's name
@@ -64,7 +77,7 @@ def mean(x, axis=None, keepdims=False, dtype=None):
 
 def _float_dtype(x):
     dt = dtype_of(x)
-    return dt if dt.kind in "fc" else np.dtype(np.float64)
+    return dt if is_inexact(dt) else np.dtype(np.float64)
 
 
 def _extreme(np_fun, name):

@@ -24,7 +24,7 @@ from ._elementwise import add, divide, multiply, sqrt, subtract
 from ._indexing import take
 from ._joining import concatenate
 from ._linalg import diagonal, matmul
-from ._reductions import max, mean, min, sum
+from ._reductions import _float_dtype, max, mean, min, sum
 from ._shape import moveaxis, reshape, transpose
 from ._sorting import sort
 
@@ -50,7 +50,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
     a = as_array(a)
     if weights is None:
         total = sum(a, axis=axis, keepdims=keepdims)
-        count = np.asarray(a.size if axis is None else _count(shape_of(a), axis), _float(dtype_of(a)))
+        count = np.asarray(a.size if axis is None else _count(shape_of(a), axis), _float_dtype(a))
         scale = broadcast_to(count, shape_of(total))
         return (divide(total, count), scale) if returned else divide(total, count)
     w = _weights_like(a, as_array(weights), axis)
@@ -59,10 +59,6 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         raise ZeroDivisionError("autodiff.numpy.average: the weights along an axis sum to zero, as numpy refuses")
     out = divide(sum(multiply(a, w), axis=axis, keepdims=keepdims), scale)
     return (out, broadcast_to(scale, shape_of(out))) if returned else out
-
-
-def _float(dtype):
-    return dtype if dtype.kind in "fc" else np.dtype(np.float64)
 
 
 def _count(shape, axis):
@@ -101,7 +97,7 @@ def quantile(a, q, axis=None, method="linear", keepdims=False):
     position = q * (n - 1)
     low = np.floor(position).astype(np.intp)
     high = np.minimum(low + 1, n - 1)
-    weight = (position - low).reshape(q.shape + (1,) * (len(shape_of(ordered)) - 1)).astype(_float(dtype_of(a)))
+    weight = (position - low).reshape(q.shape + (1,) * (len(shape_of(ordered)) - 1)).astype(_float_dtype(a))
     lows, highs = (_q_axes_first(take(ordered, i, axis=-1), q.ndim) for i in (low, high))
     out = add(lows, multiply(weight, subtract(highs, lows)))
     return _keep(out, q.ndim, ndim, None if whole else axis) if keepdims else out

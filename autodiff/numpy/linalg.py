@@ -12,19 +12,19 @@ import math
 
 import numpy as np
 
-from .._accel.kernels import reduce
-from .._stop_gradient import stop_gradient
-from ..extend import ZeroTangent, defbatch, defjvp, defvjp, primitive
+from .._hooks import hooks
+from ..extend import ZeroTangent, defbatch, defjvp, defvjp, is_inexact, primitive
 from ._batch_helpers import whole
 from ._batch_ops import solve_rule
 from ._broadcast import dtype_of, shape_of, unbroadcast
+from ._cofactors import cofactors
 from ._complex import conj, imag, real
 from ._construction import from_nested
 from ._decompositions import eig, eigh, matrix_norm, pinv, svd
-from ._elementwise import absolute, add, multiply, negative, power, where
+from ._elementwise import absolute, add, multiply, negative, power
 from ._kinks import inverse_norm, root
 from ._linalg import diagonal, matmul, vdot
-from ._reductions import abs_squared, max, min, prod, sum
+from ._reductions import abs_squared, max, min, sum
 from ._shape import reshape, swapaxes
 
 __all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "svd", "eigh", "eig", "pinv", "matrix_norm"]
@@ -32,8 +32,8 @@ __all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "svd", "eigh", 
 
 def _norm_value(x):
     dtype = np.result_type(x)
-    value = math.sqrt(reduce("sumsq", np.abs(x) if dtype.kind == "c" else x))  # float64 accumulation
-    return (np.finfo(dtype).dtype if dtype.kind in "fc" else np.dtype(np.float64)).type(value)
+    value = math.sqrt(hooks.sumsq64(x))  # accumulated in float64 (autodiff/numpy/_reductions.py)
+    return (np.finfo(dtype).dtype if is_inexact(dtype) else np.dtype(np.float64)).type(value)
 
 
 _norm = primitive(_norm_value, "norm")
@@ -69,7 +69,7 @@ def norm(x, ord=None, axis=None, keepdims=False):
     7.0
     """
     x = from_nested(x)
-    if dtype_of(x).kind not in "fc":
+    if not is_inexact(dtype_of(x)):
         raise TypeError(f"autodiff.numpy.linalg.norm: expected a float array, got dtype {dtype_of(x)}")
     ndim = len(shape_of(x))
     matrix = isinstance(axis, tuple) and len(axis) == 2 or (axis is None and ndim == 2 and ord is not None)
@@ -181,28 +181,17 @@ det = primitive(np.linalg.det, "det")
 
 
 def _cofactors(a, ans):
-    """``d det / dA``, the cofactor matrix ``adj(A)ᵀ``, through the SVD.  The cofactors are polynomials in ``A``'s
-    entries, finite at a singular matrix (torch gives them there too), where ``det(A) A⁻ᵀ`` has no inverse
-    (numpy raised LinAlgError); near one, that product's own derivative cancels catastrophically (a rank-2
-    3x3 matrix in floating point: second derivatives off by order one), where the SVD's is exact.  A complex
-    ``A`` keeps ``det(A) A⁻ᵀ``, and a singular one still raises: the complex SVD's rule, through its phases,
-    gives wrong second derivatives here, and an error beats a silently wrong number.  Limit: a third
-    derivative of ``det`` at or near a singular matrix goes through the SVD's second-order rule, which a zero
-    singular value breaks; first and second derivatives are exact there (tests/test_det_singular.py)."""
+    """``d det / dA``, the cofactor matrix ``adj(A)ᵀ``: for a real ``A`` the primitive :func:`cofactors`, finite at a
+    singular matrix (where ``det(A) A⁻ᵀ`` has no inverse: numpy raised LinAlgError), and near one free of the
+    catastrophic cancellation of that product's own derivative (a rank-2 3x3 matrix in floating point: second
+    derivatives off by order one).  Its derivative, ``det``'s second, needs no SVD derivative, so the first and
+    second derivatives of ``det`` are exact at any singular real matrix, whatever its rank; a third one at or near
+    a matrix of rank ``n - 2`` or less goes wrong through the SVD's rule (``_cofactors``' limit).  A complex ``A`` keeps
+    ``det(A) A⁻ᵀ``, and a singular one still raises: the complex SVD's rule, through its phases, gives wrong
+    second derivatives here, and an error beats a silently wrong number (tests/test_det_singular.py)."""
     if dtype_of(a).kind == "c":
         return multiply(_expand2(ans), _t(inv(a)))
-    return _cofactors_by_svd(a)
-
-
-def _cofactors_by_svd(a):
-    """``adj(A)ᵀ = det(U) det(Vᵀ) U diag(prod_{j != i} s_j) Vᵀ`` for a real ``A = U diag(s) Vᵀ``; the signs
-    ``det(U)`` and ``det(Vᵀ)`` are ±1, constant near ``A``."""
-    u, s, vt = svd(a)
-    n = shape_of(s)[-1]
-    others = where(np.eye(n, dtype=bool), 1.0, reshape(s, shape_of(s)[:-1] + (1, n)))  # row i: s with s_i = 1
-    signs = multiply(det(stop_gradient(u)), det(stop_gradient(vt)))  # per example under vmap
-    scaled = multiply(u, reshape(prod(others, axis=-1), shape_of(s)[:-1] + (1, n)))
-    return multiply(_expand2(signs), matmul(scaled, vt))
+    return cofactors(a)
 
 
 defvjp(det, lambda g, ans, a: multiply(_expand2(g), _cofactors(a, ans)))

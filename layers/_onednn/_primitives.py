@@ -85,15 +85,20 @@ def _shape(a):
     return np.shape(value_of(a))
 
 
+# Each pullback reads one array in full and the other for its shape and dtype, never the output: an entry of
+# the convolution keeps ``x`` and ``w``, as torch saves them (reads=, autodiff._residuals).
 defvjp(onednn_conv2d,
        lambda g, y, x, w, stride, padding: _dtype_like(conv_input(g, w, _shape(x), stride, padding), x),
-       lambda g, y, x, w, stride, padding: _dtype_like(conv_weight(x, g, _shape(w), stride, padding), w))
+       lambda g, y, x, w, stride, padding: _dtype_like(conv_weight(x, g, _shape(w), stride, padding), w),
+       reads=("w", "x"), check=False)
 defvjp(conv_input,
        lambda h, dx, g, w, shape, stride, padding: _dtype_like(onednn_conv2d(h, w, stride, padding), g),
-       lambda h, dx, g, w, shape, stride, padding: _dtype_like(conv_weight(h, g, _shape(w), stride, padding), w))
+       lambda h, dx, g, w, shape, stride, padding: _dtype_like(conv_weight(h, g, _shape(w), stride, padding), w),
+       reads=("w", "g"), check=False)
 defvjp(conv_weight,
        lambda h, dw, x, g, shape, stride, padding: _dtype_like(conv_input(g, h, _shape(x), stride, padding), x),
-       lambda h, dw, x, g, shape, stride, padding: _dtype_like(onednn_conv2d(x, h, stride, padding), g))
+       lambda h, dw, x, g, shape, stride, padding: _dtype_like(onednn_conv2d(x, h, stride, padding), g),
+       reads=("g", "x"), check=False)
 for _prim in (onednn_conv2d, conv_input, conv_weight):
     deflinear(_prim)
 

@@ -1,6 +1,6 @@
 """Whether the oneDNN backend runs: the extra installed, the switches on, and a self-check passed.
 
-:func:`convolve` is what ``Conv2d`` calls once :func:`install` has put it in ``layers._conv.convolve``: the
+:func:`convolve` is what ``Conv2d`` calls once :func:`install` has put it in the slot ``hooks.convolve``: the
 oneDNN primitives for float32 images and weights, ``layers._conv.conv2d`` (the numpy reference) for anything
 else.  The backend is off under ``AUTODIFF_REFERENCE=1``, with ``AUTODIFF_ACCEL_OFF=onednn``, after
 :func:`set_enabled(False) <set_enabled>`, and without the ``[onednn]`` extra.  At first use it loads
@@ -15,7 +15,7 @@ from importlib import metadata
 
 import numpy as np
 
-from autodiff import _accel
+from autodiff import _hooks
 from autodiff.extend import value_of
 
 from .. import _conv
@@ -41,8 +41,8 @@ def installed():
 
 
 def _off_reason():
-    if not _accel.enabled("onednn"):
-        return "AUTODIFF_REFERENCE=1" if _accel.REFERENCE else "AUTODIFF_ACCEL_OFF=onednn"
+    if not _hooks.enabled("onednn"):
+        return "AUTODIFF_REFERENCE=1" if _hooks.REFERENCE else "AUTODIFF_ACCEL_OFF=onednn"
     if not _enabled:
         return "switched off (layers._onednn.set_enabled(False))"
     if not installed():
@@ -122,6 +122,7 @@ def describe():
 
 
 def install():
-    """Put :func:`convolve` in ``layers._conv.convolve`` (nothing is loaded until the first convolution)."""
-    if _accel.enabled("onednn"):
-        _conv.convolve = convolve
+    """Fill the ``convolve`` slot with :func:`convolve` (nothing is loaded until the first convolution)."""
+    _hooks.fill("onednn", "oneDNN's convolutions for float32 images (the [onednn] extra; loaded and checked "
+                "against the numpy reference at first use)", available=installed(),
+                reason="the [onednn] extra is not installed", convolve=convolve)

@@ -21,12 +21,12 @@ import pytest
 import autodiff
 import autodiff.numpy as anp
 from autodiff import _primitive, grad
-from autodiff._accel import REFERENCE
 from autodiff._accel import batching as accel_batching
 from autodiff._accel import elementwise as accel_elementwise
 from autodiff._accel import record as accel_record
 from autodiff._accel import reductions as accel_reductions
-from autodiff.numpy import _batch_ops, _named
+from autodiff._hooks import REFERENCE, hooks
+from autodiff.numpy import _batch_ops, _reductions
 from tests.gallery import gallery
 from traversal import _collect, fmap, total, trainables
 from traversal._accel import collect as accel_collect
@@ -44,13 +44,13 @@ def _same_tree(a, b, rtol=1e-12):
 
 
 def test_the_switch_installs_exactly_when_not_reference():
-    assert (_primitive.record is accel_record.record_fast) != REFERENCE
-    assert (_collect.parameters is accel_collect.parameters) != REFERENCE
-    assert (_named.sumsq.fun is _named._sumsq) == REFERENCE
+    assert (hooks.record is accel_record.record_fast) != REFERENCE
+    assert (hooks.parameters is accel_collect.parameters) != REFERENCE
+    assert (hooks.sumsq64 is accel_reductions.sumsq64) != REFERENCE
     assert (accel_reductions.lookup(autodiff.sumsq) is None) == REFERENCE
-    assert (_batch_ops.batched_outer is accel_batching.batched_outer_fast) != REFERENCE
+    assert (hooks.batched_outer is accel_batching.batched_outer_fast) != REFERENCE
     tanh_kernel_pays = not accel_elementwise.numpy_tanh_is_vectorised()  # numpy's own is faster on AVX-512
-    assert (anp.tanh.fun is accel_elementwise.tanh) == (not REFERENCE and tanh_kernel_pays)
+    assert (hooks.tanh is accel_elementwise.tanh) == (not REFERENCE and tanh_kernel_pays)
 
 
 # --- the unrolled recording --------------------------------------------------------------------------------
@@ -64,9 +64,9 @@ def _chain(x):
 @pytest.mark.parametrize("recorder", ["reference", "accelerated"])
 def test_recording_with_and_without_the_unrolled_case(monkeypatch, recorder):
     x = np.array([0.3, -1.2, 0.7])
-    monkeypatch.setattr(_primitive, "record", _primitive._record)
+    monkeypatch.setattr(hooks, "record", _primitive._record)
     want = (_chain(x), grad(_chain)(x), grad(lambda x: anp.sum(grad(_chain)(x) ** 2))(x))
-    monkeypatch.setattr(_primitive, "record", accel_record.record_fast if recorder == "accelerated"
+    monkeypatch.setattr(hooks, "record", accel_record.record_fast if recorder == "accelerated"
                         else _primitive._record)
     got = (_chain(x), grad(_chain)(x), grad(lambda x: anp.sum(grad(_chain)(x) ** 2))(x))
     for a, b in zip(got, want):
@@ -164,9 +164,9 @@ def test_kernel_forwards_equal_the_numpy_reference(name, dtype):
     rng = np.random.default_rng(4)
     x = (rng.standard_normal(50) * 3).astype(dtype) if dtype != np.complex128 else \
         rng.standard_normal(50) + 1j * rng.standard_normal(50)
-    reference = getattr(_named, "_" + name)(x)
-    got = accel_reductions._on_kernel(name, x, getattr(_named, "_" + name))
-    assert np.result_type(got) == np.result_type(reference)
+    reference = getattr(_reductions, f"_{name}64")(x)
+    got = getattr(accel_reductions, f"{name}64")(x)
+    assert type(got) is type(reference) is float
     np.testing.assert_allclose(got, reference, rtol=1e-6 if dtype == np.float32 else 1e-12)
 
 
@@ -276,10 +276,10 @@ def test_per_example_weight_gradients_with_and_without_the_pooled_outer_product(
     def per_example(w):
         return autodiff.vmap(grad(loss), in_axes=(None, 0))(w, xs)
 
-    monkeypatch.setattr(_batch_ops, "batched_outer", _batch_ops._batched_outer)
+    monkeypatch.setattr(hooks, "batched_outer", _batch_ops._batched_outer)
     want = (per_example(w), grad(lambda w: anp.sum(per_example(w) ** 2))(w))
     if outer == "accelerated":
-        monkeypatch.setattr(_batch_ops, "batched_outer", accel_batching.batched_outer_fast)
+        monkeypatch.setattr(hooks, "batched_outer", accel_batching.batched_outer_fast)
     got = (per_example(w), grad(lambda w: anp.sum(per_example(w) ** 2))(w))
     for a, b in zip(got, want):
         np.testing.assert_allclose(a, b, rtol=1e-12)
@@ -305,7 +305,7 @@ def test_the_tanh_kernel_equals_numpy_to_an_ulp_or_two(case):
     from autodiff._accel import kernels as _kernels
 
     if _kernels.load_now("tanh_into") is None:
-        pytest.skip("numba kernels are off (AUTODIFF_KERNELS=numpy, NUMBA_DISABLE_JIT=1 or AUTODIFF_REFERENCE=1)")
+        pytest.skip("numba kernels are off (AUTODIFF_ACCEL_OFF=kernels, NUMBA_DISABLE_JIT=1 or AUTODIFF_REFERENCE=1)")
     x = _tanh_inputs()[case]
     got, want = accel_elementwise.tanh(x), np.tanh(x)
     assert got.shape == want.shape and got.dtype == want.dtype and x.size >= accel_elementwise.MIN_SIZE

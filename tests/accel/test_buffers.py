@@ -51,7 +51,7 @@ def test_gradients_held_by_the_caller_are_never_overwritten():
     np.testing.assert_allclose(second, 6 * model["w"], rtol=1e-6)
 
 
-@pytest.mark.skipif(not _buffers.POOLING, reason="buffer pools are off (AUTODIFF_BUFFERS=0 or AUTODIFF_REFERENCE=1)")
+@pytest.mark.skipif(not _buffers.POOLING, reason="buffer pools are off (switched off, or reference mode)")
 def test_a_freed_large_array_is_handed_out_again():
     _buffers.clear()
     a = _buffers.empty((512, 1024), np.float32)
@@ -60,7 +60,7 @@ def test_a_freed_large_array_is_handed_out_again():
     assert id(_buffers.empty((512, 1024), np.float32)) == a_id  # the pooled array itself, not a copy
 
 
-@pytest.mark.parametrize("env", [{"AUTODIFF_BUFFERS": "0"}, {"AUTODIFF_REFERENCE": "1"}])
+@pytest.mark.parametrize("env", [{"AUTODIFF_ACCEL_OFF": "buffers"}, {"AUTODIFF_REFERENCE": "1"}])
 def test_the_pool_can_be_switched_off(env):
     code = ("import numpy as np; from autodiff._accel import buffers as _buffers\n"
             "a = _buffers.empty((512, 1024), np.float32); a_id = id(a); del a\n"

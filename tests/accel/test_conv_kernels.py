@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import autodiff
 import autodiff.numpy as anp
+from autodiff import _hooks
 from autodiff._accel import numba_jit as _jit
 from autodiff._accel import parallel as _parallel
 from autodiff.nn import functional as F
@@ -55,10 +56,12 @@ def test_every_kernel_compiles_once_per_dtype_unless_switched_off():
 
 
 def test_the_switches_turn_the_kernels_off(monkeypatch):
-    for name, value in [("AUTODIFF_KERNELS", "numpy"), ("NUMBA_DISABLE_JIT", "1")]:
-        with monkeypatch.context() as m:
-            m.setenv(name, value)
-            assert _jit.Kernel(ic.IM2COL.loop, ic.IM2COL.signature).compiled(DTYPES[0]) is None
+    with monkeypatch.context() as m:
+        m.setattr(_hooks, "OFF", frozenset({"kernels"}))  # AUTODIFF_ACCEL_OFF=kernels, read at import
+        assert _jit.Kernel(ic.IM2COL.loop, ic.IM2COL.signature).compiled(DTYPES[0]) is None
+    with monkeypatch.context() as m:
+        m.setenv("NUMBA_DISABLE_JIT", "1")
+        assert _jit.Kernel(ic.IM2COL.loop, ic.IM2COL.signature).compiled(DTYPES[0]) is None
 
 
 # === shapes and layouts ============================================================================================
@@ -406,3 +409,43 @@ def test_bad_shapes_are_named_with_the_fix():
         AvgPool2d(2)(np.ones((4, 4)))
     with pytest.raises(ValueError, match=r"BatchNorm: expected input of shape \(N, 3, \.\.\.\).*got \(2, 4\)"):
         BatchNorm.init(3).forward(np.ones((2, 4)), train=True)
+
+
+# ---- max pooling at kept places (one byte per output): kernels against twins ---------------------------------
+
+POOL_CASES = [((2, 3, 5, 6), 3, 2, 1), ((1, 2, 7, 7), 2, 2, 0), ((2, 17, 4, 5), 3, 1, 1), ((0, 2, 4, 4), 2, 2, 0)]
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("shape, k, s, p", POOL_CASES)
+def test_maxima_gather_and_scatter_match_their_twins_and_the_old_pooling(shape, k, s, p, dtype):
+    rng = np.random.default_rng(12)
+    x = channels_last(rng.standard_normal(shape).astype(dtype))
+    x[..., 0, :] = 0.0  # ties: the first maximum wins, as in torch
+    at = mp.maxima(x, k, s, p)
+    assert at.dtype == np.uint8 and np.array_equal(at, mp.maxima_reference(x, k, s, p))
+    h = rng.standard_normal(shape).astype(dtype)
+    gathered = mp.gather_at(h, at, k, s, p)
+    assert np.array_equal(gathered, mp.pool_gather_reference(h, x, k, s, p))
+    assert np.array_equal(mp.max_pool(x, k, s, p), mp.pool_gather(x, x, k, s, p))
+    g = rng.standard_normal(gathered.shape).astype(dtype)
+    scattered = mp.scatter_at(g, at, x.shape, k, s, p)
+    np.testing.assert_allclose(scattered, mp.pool_scatter_reference(g, x, k, s, p), rtol=TOL[np.dtype(dtype)])
+    np.testing.assert_allclose(np.sum(gathered * g), np.sum(h * scattered), rtol=1e-4)  # adjoint
+
+
+def test_the_plain_python_pooling_loops_match_the_twins():
+    """The loops themselves, uncompiled: what NUMBA_DISABLE_JIT would run."""
+    x = channels_last(np.random.default_rng(13).standard_normal((2, 3, 5, 6)))
+    x[0, 0, 1, 1] = np.nan  # a NaN wins
+    at = np.empty(nhwc(mp.maxima_reference(x, 3, 2, 1)).shape, np.uint8)
+    mp._offsets_loop(nhwc(x), 3, 2, 1, at)
+    assert np.array_equal(np.transpose(at, (0, 3, 1, 2)), mp.maxima_reference(x, 3, 2, 1))
+    pooled = np.empty(at.shape)
+    mp._move_loop(nhwc(x), at, 3, 2, 1, pooled, False)
+    np.testing.assert_array_equal(np.transpose(pooled, (0, 3, 1, 2)), mp.pool_gather_reference(x, x, 3, 2, 1))
+    spread = np.zeros(nhwc(x).shape)
+    g = np.arange(1.0, 1.0 + pooled.size).reshape(pooled.shape)
+    mp._move_loop(g, at, 3, 2, 1, spread, True)
+    np.testing.assert_allclose(np.transpose(spread, (0, 3, 1, 2)),
+                               mp.pool_scatter_reference(np.transpose(g, (0, 3, 1, 2)), x, 3, 2, 1))

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from autodiff._accel import kernels as K
 from tests.hypothesis_policy import DERANDOMIZE
 
-_OFF = "numba kernels are off (AUTODIFF_KERNELS=numpy, NUMBA_DISABLE_JIT=1 or AUTODIFF_REFERENCE=1)"
+_OFF = "numba kernels are off (AUTODIFF_ACCEL_OFF=kernels, NUMBA_DISABLE_JIT=1 or AUTODIFF_REFERENCE=1)"
 shapes = st.lists(st.integers(0, 5), min_size=0, max_size=3).map(tuple)
 
 
@@ -108,7 +108,7 @@ def test_unwritable_package_folder_compiles_without_cache_and_without_warnings()
 
 
 def test_disable_jit_and_forced_numpy():
-    for env in ({"NUMBA_DISABLE_JIT": "1"}, {"AUTODIFF_KERNELS": "numpy"}):
+    for env in ({"NUMBA_DISABLE_JIT": "1"}, {"AUTODIFF_ACCEL_OFF": "kernels"}):
         done = _python("""
             import numpy as np
             from autodiff._accel import kernels as K

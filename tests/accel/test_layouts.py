@@ -13,7 +13,8 @@ import autodiff
 from autodiff import _trees
 from autodiff._accel import flatten as accel_flatten
 from autodiff._accel.flatten import LAYOUTS
-from autodiff._for_traversal import compile_layout
+from autodiff._accel.layouts import compile_layout
+from autodiff._hooks import hooks
 from autodiff.extend import register_container
 from tests.gallery import Dense, gallery
 
@@ -29,16 +30,16 @@ def _skip_without_layouts():
     from autodiff._accel import layouts as _layouts
 
     if not _layouts.ENABLED:
-        pytest.skip("compiled layouts are off (AUTODIFF_LAYOUTS=0 or AUTODIFF_REFERENCE=1)")
+        pytest.skip("compiled layouts are off (AUTODIFF_ACCEL_OFF=layouts or AUTODIFF_REFERENCE=1)")
 
 
 def _flatten_compiled(root):
     """``flatten(root)`` once its structure has been compiled (and checked to have been)."""
     _skip_without_layouts()
-    _trees.flatten(root)
-    _trees.flatten(root)
+    hooks.flatten(root)
+    hooks.flatten(root)
     assert any(layout.read(root) is not None for layout in LAYOUTS.get(type(root))), "not compiled"
-    return _trees.flatten(root)
+    return hooks.flatten(root)
 
 
 def _ops(treedef):
@@ -89,7 +90,7 @@ def test_a_changed_structure_falls_back_to_the_walk(change):
     model = {"layers": [Dense(np.ones((2, 2)), np.zeros(2)), Dense(np.ones((2, 1)), np.zeros(1))], "n": 3}
     _flatten_compiled(model)
     change(model)
-    assert _same_flat(_trees.flatten(model), _trees.walk_flatten(model))
+    assert _same_flat(hooks.flatten(model), _trees.walk_flatten(model))
 
 
 def test_grad_is_right_after_the_model_changes_shape():
@@ -107,7 +108,7 @@ def test_a_cycle_made_after_compiling_still_raises_with_its_path():
     _flatten_compiled(model)
     model["a"][1].append(model["a"])
     with pytest.raises(ValueError, match=r"cycle: the object at arg a: \[1\]\[1\]"):
-        _trees.flatten(model)
+        hooks.flatten(model)
 
 
 def test_registering_a_type_forgets_the_layouts():
@@ -125,7 +126,7 @@ def test_registering_a_type_forgets_the_layouts():
 
     register_container(Box, lambda b: {"inner": b.inner}, lambda b, kids: Box(kids["inner"]))
     model = {"o": Box(np.ones(2)), "w": np.ones(1)}  # Box was a leaf type; it is a container now
-    assert len(_trees.flatten(model)[0]) == 2
+    assert len(hooks.flatten(model)[0]) == 2
 
 
 def test_ties_cycles_and_huge_structures_are_not_compiled():
@@ -138,12 +139,12 @@ def test_ties_cycles_and_huge_structures_are_not_compiled():
 
 
 def test_layouts_can_be_switched_off():
-    code = ("import numpy as np; from autodiff import _trees; from autodiff._accel.flatten import LAYOUTS\n"
+    code = ("import numpy as np; from autodiff._hooks import hooks; from autodiff._accel.flatten import LAYOUTS\n"
             "m = {'w': np.ones(2)}\n"
-            "for _ in range(3): _trees.flatten(m)\n"
+            "for _ in range(3): hooks.flatten(m)\n"
             "print(len(LAYOUTS.get(dict)))")
-    for setting, reference, compiled in (("0", "", "0"), ("1", "", "1"), ("1", "1", "0")):
-        env = {**os.environ, "AUTODIFF_LAYOUTS": setting, "AUTODIFF_REFERENCE": reference}
+    for off, reference, compiled in (("layouts", "", "0"), ("", "", "1"), ("", "1", "0")):
+        env = {**os.environ, "AUTODIFF_ACCEL_OFF": off, "AUTODIFF_REFERENCE": reference}
         out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
         assert out.stdout.strip() == compiled
 
@@ -153,7 +154,7 @@ def test_a_stream_of_new_structures_stops_compiling():
     models = [{f"k{j}": np.ones(1) for j in range(n + 1)} for n in range(40)]
     for _ in range(3):
         for model in models:
-            leaves, treedef = _trees.flatten(model)
+            leaves, treedef = hooks.flatten(model)
             assert leaves == list(model.values()) and treedef.unflatten(leaves) == model
     assert LAYOUTS._compiles[dict] == LAYOUTS.__class__.COMPILES_PER_TYPE
     assert len(LAYOUTS.get(dict)) == LAYOUTS.__class__.PER_TYPE
@@ -176,7 +177,7 @@ def test_second_order_through_compiled_layouts_matches_generic_walks(monkeypatch
     penalty(model)
     assert not LAYOUTS.get(dict)
     monkeypatch.setattr(_layouts, "ENABLED", True)
-    monkeypatch.setattr(_trees, "flatten", accel_flatten.flatten)  # plugged in even in reference mode
+    monkeypatch.setattr(hooks, "flatten", accel_flatten.flatten)  # plugged in even in reference mode
     LAYOUTS.clear()
     for _ in range(3):
         again = penalty(model)  # later calls read compiled layouts, outer and inner

@@ -14,16 +14,16 @@ import pytest
 
 import autodiff
 import autodiff.numpy as anp
-from autodiff import _accel
+from autodiff import _hooks
 from autodiff.extend import BatchingWarning
 from autodiff.nn import functional as F
-from layers import Chain, Conv2d, MaxPool2d, _onednn, global_avg_pool
+from layers import BatchNorm, Chain, Conv2d, MaxPool2d, _onednn, global_avg_pool
 from layers import _conv as conv
 from layers._onednn import _convolutions, _library, _primitives, _switch
 from tests.tree_asserts import assert_same_tree
 
 needs_onednn = pytest.mark.skipif(not _switch.installed(), reason="the [onednn] extra is not installed")
-active = pytest.mark.skipif(not _switch.installed() or not _accel.enabled("onednn"),
+active = pytest.mark.skipif(not _switch.installed() or not _hooks.enabled("onednn"),
                             reason="the oneDNN backend is off (not installed, or AUTODIFF_REFERENCE=1)")
 
 
@@ -201,8 +201,8 @@ def test_vmap_of_grad_over_an_empty_batch(backend):
 
 
 def test_a_failed_self_check_warns_once_and_the_reference_runs(monkeypatch):
-    monkeypatch.setattr(_accel, "REFERENCE", False)
-    monkeypatch.setattr(_accel, "OFF", frozenset())
+    monkeypatch.setattr(_hooks, "REFERENCE", False)
+    monkeypatch.setattr(_hooks, "OFF", frozenset())
     monkeypatch.setattr(_switch, "installed", lambda: True)
     monkeypatch.setattr(_switch, "_status", None)
     monkeypatch.setattr(_switch, "_check_against_reference", lambda: "its forward differs (a test)")
@@ -217,8 +217,8 @@ def test_a_failed_self_check_warns_once_and_the_reference_runs(monkeypatch):
 
 
 def test_a_library_that_does_not_load_warns_and_the_reference_runs(monkeypatch):
-    monkeypatch.setattr(_accel, "REFERENCE", False)
-    monkeypatch.setattr(_accel, "OFF", frozenset())
+    monkeypatch.setattr(_hooks, "REFERENCE", False)
+    monkeypatch.setattr(_hooks, "OFF", frozenset())
     monkeypatch.setenv("AUTODIFF_ONEDNN_LIB", "/nonexistent/libdnnl.so.3")
     monkeypatch.setattr(_switch, "_status", None)
     _library.load.cache_clear()
@@ -230,8 +230,8 @@ def test_a_library_that_does_not_load_warns_and_the_reference_runs(monkeypatch):
 
 
 def test_the_switches_and_the_reference_mode():
-    if _accel.REFERENCE:
-        assert conv.convolve is conv.conv2d  # not even installed
+    if _hooks.REFERENCE:
+        assert _hooks.hooks.convolve is conv.conv2d  # not even installed
         assert not _onednn.ready() and "AUTODIFF_REFERENCE=1" in _onednn.describe()
     previous = _onednn.set_enabled(False)
     try:
@@ -240,3 +240,23 @@ def test_the_switches_and_the_reference_mode():
         np.testing.assert_array_equal(_switch.convolve(x, w, 1, 1), conv.conv2d(x, w, 1, 1))
     finally:
         _onednn.set_enabled(previous)
+
+
+def _conv_bn_loss(conv, bn, x):
+    y, _ = bn.forward(conv(x), True)
+    return anp.sum(anp.tanh(F.relu(MaxPool2d(2, 2)(y))) ** 2)
+
+
+@pytest.mark.skipif(not _onednn.ready(), reason="the oneDNN backend is not installed or is off")
+def test_the_float32_hvp_on_onednn_agrees_with_the_float64_reference():
+    rng = np.random.default_rng(10)
+    conv = Conv2d.init(4, 8, 3, padding=1, dtype=np.float64, seed=2)
+    x, v = rng.standard_normal((2, 4, 8, 8)), rng.standard_normal(conv.weight.shape)
+
+    def hvp(dtype):
+        c32, b32 = Conv2d(conv.weight.astype(dtype), conv.bias.astype(dtype), 1, 1), BatchNorm.init(8, dtype)
+        f = lambda w: _conv_bn_loss(Conv2d(w, c32.bias, 1, 1), b32, x.astype(dtype))  # noqa: E731
+        return autodiff.hvp(f, c32.weight, v.astype(dtype))
+
+    want = hvp(np.float64)
+    np.testing.assert_allclose(hvp(np.float32), want, rtol=2e-3, atol=2e-3 * np.abs(want).max())

@@ -10,6 +10,7 @@ import pytest
 import autodiff
 from autodiff._accel import numba_jit as _jit
 from autodiff._accel import parallel as _parallel
+from autodiff._hooks import hooks
 from optimisers import (
     Adam,
     AdamW,
@@ -56,7 +57,7 @@ def _gradients(rng, model, count=3):
 
 
 def _steps(monkeypatch, updater, rule, model, gradients):
-    monkeypatch.setattr(_tree, "updater", updater)
+    monkeypatch.setattr(hooks, "updater", updater)
     state, states, models = setup(rule, model), [], []
     for g in gradients:
         state, model = update(state, model, g)
@@ -148,12 +149,12 @@ def test_what_the_kernels_leave_to_the_reference(case):
         return
     assert _fused.take(_tree._collect(state, {"w": x}, grads)) == {}
     fast = update(state, {"w": x}, grads)[1]["w"]
-    previous = _tree.updater
+    previous = hooks.updater
     try:
-        _tree.updater = _tree._update
+        hooks.updater = _tree._update
         reference = update(state, {"w": x}, grads)[1]["w"]
     finally:
-        _tree.updater = previous
+        hooks.updater = previous
     assert fast.tobytes() == reference.tobytes()
 
 

@@ -6,6 +6,7 @@ shape and a chain state that is not one state per rule are refused, naming the k
 import numpy as np
 import pytest
 
+from autodiff._hooks import hooks
 from optimisers import (
     Adam,
     AdamW,
@@ -26,7 +27,7 @@ from optimisers import (
 @pytest.fixture(params=["one walk", "reference"])
 def walk(request, monkeypatch):
     """Run each test through the accelerated walk (which hands a misfit to the reference) and the reference."""
-    monkeypatch.setattr(_tree, "updater", _accel.update_fast if request.param == "one walk" else _tree._update)
+    monkeypatch.setattr(hooks, "updater", _accel.update_fast if request.param == "one walk" else _tree._update)
 
 
 def _step(rule, built_for, model, grads=None):

@@ -28,7 +28,7 @@ def _compiled(model):
     from autodiff._accel import layouts as _layouts
 
     if not _layouts.ENABLED:
-        pytest.skip("compiled readers (compiled layouts) are off (AUTODIFF_LAYOUTS=0 or AUTODIFF_REFERENCE=1)")
+        pytest.skip("compiled readers (compiled layouts) are off (AUTODIFF_ACCEL_OFF=layouts or AUTODIFF_REFERENCE=1)")
     parameters(model)
     parameters(model)
     assert _readers.read(model) is not None, "the structure should have compiled"

@@ -20,7 +20,7 @@ import autodiff
 import autodiff.numpy as anp
 import layers
 import optimisers
-from autodiff import _accel, _backward, _primitive
+from autodiff import _backward, _hooks, _primitive
 from autodiff._accel import buffers as _buffers
 from autodiff._accel import elementwise as _accel_elementwise
 from autodiff._accel import flatten as _accel_flatten
@@ -29,6 +29,7 @@ from autodiff._accel import layouts as _layouts
 from autodiff._accel import numba_jit as _jit
 from autodiff._accel import parallel as _parallel
 from autodiff._accel import reductions as _accel_reductions
+from autodiff._hooks import hooks
 from autodiff._trees import leaves
 from autodiff.numpy import _batch_ops
 from optimisers import _fused as _opt_fused
@@ -52,21 +53,21 @@ def _kernels_on():
 # A check whose acceleration cannot be on here (numba missing, one core) says so in default mode instead
 # of failing; in reference mode every one must be off.  Adding an acceleration is one line.
 SWITCHES = [
-    ("compiled layouts", _layouts_on, lambda: _layouts.ENABLED),  # AUTODIFF_LAYOUTS=0 turns them off alone
+    ("compiled layouts", _layouts_on, lambda: _layouts.ENABLED),  # AUTODIFF_ACCEL_OFF=layouts turns them off alone
     ("autodiff numba kernels", _kernels_on, lambda: _kernels._use_numba() and _has_numba()),
     ("layers numba kernels", lambda: _conv_kernel() is not None, lambda: _jit.use_numba() and _has_numba()),
     ("kernel thread", lambda: _parallel._pool is not None, lambda: not _parallel._SERIAL),
     ("buffer pool", lambda: _buffers.POOLING and bool(_buffers._pool), lambda: _buffers.POOLING),
     ("numba imported", lambda: "numba" in sys.modules, lambda: _kernels._use_numba() and _has_numba()),
-    ("unrolled recording", lambda: _primitive.record is not _primitive._record, lambda: True),
-    ("unrolled backward pass", lambda: _backward.run is not _backward.backward, lambda: True),
+    ("unrolled recording", lambda: hooks.record is not _primitive._record, lambda: True),
+    ("unrolled backward pass", lambda: hooks.backward is not _backward.backward, lambda: True),
     ("fused known reductions", lambda: _accel_reductions.lookup(anp.sumsq) is not None, lambda: True),
-    ("fast collectors", lambda: _collect.parameters is not _collect.reference_parameters, lambda: True),
-    ("pooled batched outer products", lambda: _batch_ops.batched_outer is not _batch_ops._batched_outer, lambda: True),
-    ("optimiser update walk", lambda: _opt_tree.updater is not _opt_tree._update, lambda: True),
+    ("fast collectors", lambda: hooks.parameters is not _collect.reference_parameters, lambda: True),
+    ("pooled batched outer products", lambda: hooks.batched_outer is not _batch_ops._batched_outer, lambda: True),
+    ("optimiser update walk", lambda: hooks.updater is not _opt_tree._update, lambda: True),
     ("optimiser step kernels", lambda: _opt_fused._ADAM._compiled.get(np.dtype(np.float64)),
      lambda: _jit.use_numba() and _has_numba()),
-    ("float64 tanh kernel", lambda: anp.tanh.fun is not np.tanh,
+    ("float64 tanh kernel", lambda: hooks.tanh is not np.tanh,
      lambda: not _accel_elementwise.numpy_tanh_is_vectorised()),  # on AVX-512, numpy's own is faster
 ]
 
@@ -166,7 +167,7 @@ def both_modes(tmp_path_factory):
     tmp_path = tmp_path_factory.mktemp("modes")
     reference = _run_mode(tmp_path, reference=True)
     default = _run_mode(tmp_path, reference=False)  # fresh, as the reference side: in this worker another test
-    return reference, default  # may have imported numba itself (seen under AUTODIFF_KERNELS=numpy)
+    return reference, default  # may have imported numba itself (seen under AUTODIFF_ACCEL_OFF=kernels)
 
 
 def test_reference_mode_switches_every_acceleration_off(both_modes):
@@ -177,7 +178,7 @@ def test_reference_mode_switches_every_acceleration_off(both_modes):
 
 def test_default_mode_uses_every_acceleration_it_can(both_modes):
     _, (_, seen) = both_modes
-    expected = {name: bool(possible()) for name, _, possible in SWITCHES} if not _accel.REFERENCE else None
+    expected = {name: bool(possible()) for name, _, possible in SWITCHES} if not _hooks.REFERENCE else None
     if expected is None:  # the default side ran in a subprocess: what it could use is its own business
         assert seen["compiled layouts"] and seen["buffer pool"], seen
         return

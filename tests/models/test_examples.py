@@ -159,7 +159,7 @@ def _launch(command, cwd, figures):
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     # Short loops, and the numpy reference for the kernels (numba's are tested in-process): this checks
     # the ways of running an example, not its numbers.
-    env.update(EXAMPLES_QUICK="1", EXAMPLES_FIGURES=str(figures), MPLBACKEND="Agg", AUTODIFF_KERNELS="numpy")
+    env.update(EXAMPLES_QUICK="1", EXAMPLES_FIGURES=str(figures), MPLBACKEND="Agg", AUTODIFF_ACCEL_OFF="kernels")
     return subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

@@ -31,13 +31,13 @@ def _deadline(seconds):
 def _cyclic_list():
     x = [np.ones(2)]
     x.append(x)
-    return x, r"grad\[1\]"
+    return x, r"arg grad: \[1\]"
 
 
 def _cyclic_dict():
     d = {"w": np.ones(2), "inner": {"b": 1.0}}
     d["inner"]["loop"] = d
-    return d, r"grad\.inner\.loop"
+    return d, r"arg grad: \['inner'\]\['loop'\]"
 
 
 @pytest.mark.parametrize("make", [_cyclic_list, _cyclic_dict], ids=["list", "dict"])

@@ -146,7 +146,7 @@ def test_isnumeric_and_isleaf():
 def test_cycle_and_deep_nesting():
     a = {"w": np.ones(1)}
     a["loop"] = [a]
-    with pytest.raises(ValueError, match=r"cycle at loop\[0\]"):
+    with pytest.raises(ValueError, match=r"cycle: the object at loop\[0\] contains itself"):
         trainables(a)
     deep = np.ones(1)
     for _ in range(5000):

@@ -75,7 +75,7 @@ def test_mismatched_trees_raise_with_key_path():
 def test_cycle_raises_with_key_path():
     a = {"w": np.ones(1)}
     a["kids"] = [a]
-    with pytest.raises(ValueError, match=r"cycle at kids\[0\]"):
+    with pytest.raises(ValueError, match=r"cycle: the object at kids\[0\] contains itself"):
         fmap(cast64, a)
 
 

@@ -9,6 +9,6 @@
 True
 """
 
-from autodiff._accel import REFERENCE
+from autodiff._hooks import REFERENCE
 
 __all__ = ["REFERENCE"]

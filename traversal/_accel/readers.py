@@ -9,10 +9,11 @@ back to the generic walk, which compiles the new structure in turn.
 
 import numpy as np
 
-from autodiff._for_traversal import LayoutCache, registry_version
-from autodiff.extend import Traced
+from autodiff._accel.layouts import LayoutCache
+from autodiff._for_traversal import registry_version
+from autodiff.extend import Traced, is_inexact
 
-from .._trainable import trainable, trainable_version
+from .._trainable import isnumeric, trainable, trainable_version
 
 _readers = LayoutCache(version=lambda: (trainable_version(), registry_version()))  # never stale: see the version
 
@@ -40,14 +41,11 @@ def pick(values, leaf_types=None):
     for v in values:
         t = type(v)
         if t is np.ndarray:
-            if v.dtype.kind in "fc" and id(v) not in seen:
+            if is_inexact(v.dtype) and id(v) not in seen:
                 seen.add(id(v))
                 found.append(v)
         elif t is Traced:
-            inner = v.value
-            while type(inner) is Traced:
-                inner = inner.value
-            if type(inner) is np.ndarray and inner.dtype.kind in "fc" and id(v) not in seen:  # isnumeric(v)
+            if isnumeric(v) and id(v) not in seen:
                 seen.add(id(v))
                 found.append(v)
         elif leaf_types is not None and t not in leaf_types:  # a container (or something new) where a leaf was

@@ -19,16 +19,31 @@ def _plan(a, s, axes, name, inverse_real=False):
     """numpy's ``(n, axis)`` steps for ``s`` and ``axes`` (``n`` ``None`` keeps the one-axis default)."""
     shape = shape_of(a)
     _check_given(s, axes, name)
-    count = len(shape) if s is None else len(s)
-    axes = list(range(len(shape) - count, len(shape))) if axes is None else [int(ax) for ax in axes]
-    axes = [normalize_axis_index(ax, len(shape)) for ax in axes]
-    sizes = [shape[ax] for ax in axes] if s is None else list(s)
-    if len(sizes) != len(axes):
-        raise ValueError(f"autodiff.numpy.fft.{name}: s has {len(sizes)} sizes but axes has {len(axes)} axes; "
-                         "give one size per axis")
-    if inverse_real and s is None and axes:
-        sizes[-1] = 2 * (shape[axes[-1]] - 1)  # the real signal of a half spectrum, as irfft's default n
+    axes = _axes(shape, s, axes)
+    sizes = _sizes(shape, s, axes, name, inverse_real)
     return [(shape[ax] if n == -1 else n, ax) for n, ax in zip(sizes, axes)]
+
+
+def _axes(shape, s, axes):
+    """The axes, each in ``range(ndim)``: by default the last ``len(s)`` (every axis without ``s``)."""
+    if axes is None:
+        count = len(shape) if s is None else len(s)
+        axes = range(len(shape) - count, len(shape))
+    return [normalize_axis_index(int(ax), len(shape)) for ax in axes]
+
+
+def _sizes(shape, s, axes, name, inverse_real):
+    """One size per axis: ``s``'s, or the axes' lengths (the last one's real signal for an inverse real
+    transform)."""
+    if s is not None:
+        if len(s) != len(axes):
+            raise ValueError(f"autodiff.numpy.fft.{name}: s has {len(s)} sizes but axes has {len(axes)} axes; "
+                             "give one size per axis")
+        return list(s)
+    sizes = [shape[ax] for ax in axes]
+    if inverse_real and axes:
+        sizes[-1] = 2 * (shape[axes[-1]] - 1)  # the real signal of a half spectrum, as irfft's default n
+    return sizes
 
 
 def _check_given(s, axes, name):
