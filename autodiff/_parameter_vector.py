@@ -2,7 +2,7 @@
 
 ``autodiff`` never imports ``traversal``, so the order is worked out here from
 the same facts ``destructure`` uses: the trainable filter, and a tied array's
-home (its first trainable occurrence).  ``tests/test_hvp_operator.py`` checks
+home (its first trainable occurrence).  ``tests/engine/test_hvp_operator.py`` checks
 the two agree.
 
 >>> import numpy as np

@@ -7,7 +7,7 @@ and 29 ms with Descent; with these kernels 21.8 ms with Adam, where torch's ``op
 (6 fused; bench/kernels.py's ``adam_update``).  Each kernel here reads the
 array, its gradient and its state once and writes the new array and state once, into recycled buffers
 (:mod:`autodiff._accel.buffers`), with the reference's operations in the reference's order and precision, so its
-results are the reference's to the last bit (``tests/test_optimiser_fused.py``).
+results are the reference's to the last bit (``tests/accel/test_optimiser_fused.py``).
 
 :func:`take` is called by ``update``'s walk (:mod:`optimisers._accel`) for the steps of plain C-ordered
 float32/float64 arrays whose rule is one of these five with number hyperparameters; any other step (traced

@@ -6,7 +6,7 @@ None of them reads the values of an array it is given, so none can strip a trace
 a constructor takes shapes and numbers (``np.zeros(x.shape)``; a traced number where a plain one is read,
 ``np.arange(n)`` with ``n`` traced, raises our ``DetachError``), and a dtype is a dtype.  What of numpy reads
 values is either an op with rules in ``autodiff.numpy``, a plain-valued helper in ``_plain_ops``, or listed in
-``tests/test_numpy_namespace.py`` as deliberately absent, with the reason.
+``tests/rules/test_numpy_namespace.py`` as deliberately absent, with the reason.
 
 >>> import autodiff.numpy as anp
 >>> anp.zeros(2, anp.float32), anp.pi == np.pi, anp.newaxis is None

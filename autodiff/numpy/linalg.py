@@ -188,7 +188,7 @@ def _cofactors(a, ans):
     second derivatives of ``det`` are exact at any singular real matrix, whatever its rank; a third one at or near
     a matrix of rank ``n - 2`` or less goes wrong through the SVD's rule (``_cofactors``' limit).  A complex ``A`` keeps
     ``det(A) A⁻ᵀ``, and a singular one still raises: the complex SVD's rule, through its phases, gives wrong
-    second derivatives here, and an error beats a silently wrong number (tests/test_det_singular.py)."""
+    second derivatives here, and an error beats a silently wrong number (tests/rules/test_det_singular.py)."""
     if dtype_of(a).kind == "c":
         return multiply(_expand2(ans), _t(inv(a)))
     return cofactors(a)
