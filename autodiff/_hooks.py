@@ -12,13 +12,10 @@ Two switches, read once at import: ``AUTODIFF_REFERENCE=1`` leaves every slot at
 acceleration off; ``AUTODIFF_ACCEL_OFF=name,name`` leaves out the accelerations named.  :func:`accelerations`
 lists each one, the slots it fills, whether it is on, and why not.
 
->>> slot("double", lambda x: 2 * x, "twice x (an example slot)")
->>> hooks.double(3)
-6
->>> fill("doubling", "an example acceleration", double=lambda x: x + x)
->>> hooks.double(3) == 6, accelerations()["doubling"].on == (not REFERENCE)
-(True, True)
->>> _forget("double", "doubling")
+>>> import autodiff
+>>> reference, what, current = slots()["record"]
+>>> reference.__name__, (current is reference) == (REFERENCE or "record" in OFF)
+('_record', True)
 """
 
 import os
@@ -79,8 +76,8 @@ def fill(name, what, available=True, reason="", **functions):
         raise ValueError(f"autodiff hooks: {name} fills {unknown}, which no module declared; declare each slot "
                          f"with _hooks.slot(name, reference, what) beside its reference function")
     why = _why_off(name, available, reason)
-    for slot_name, function in functions.items():
-        if why == "on":
+    if why == "on":
+        for slot_name, function in functions.items():
             setattr(hooks, slot_name, function)
     _accelerations[name] = Acceleration(name, what, tuple(functions), why == "on", why)
 
@@ -99,9 +96,3 @@ def accelerations():
 def slots():
     """``{slot name: (reference function, what it does, current function)}``."""
     return {name: (ref, what, getattr(hooks, name)) for name, (ref, what) in _slots.items()}
-
-
-def _forget(slot_name, acceleration):
-    """Remove an example slot and acceleration (the doctest above)."""
-    del _slots[slot_name], _accelerations[acceleration]
-    delattr(hooks, slot_name)

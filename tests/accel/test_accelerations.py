@@ -25,7 +25,7 @@ from autodiff._accel import batching as accel_batching
 from autodiff._accel import elementwise as accel_elementwise
 from autodiff._accel import record as accel_record
 from autodiff._accel import reductions as accel_reductions
-from autodiff._hooks import REFERENCE, hooks
+from autodiff._hooks import REFERENCE, hooks, slots
 from autodiff.numpy import _batch_ops, _reductions
 from tests.gallery import gallery
 from traversal import _collect, fmap, total, trainables
@@ -41,6 +41,19 @@ def _same_tree(a, b, rtol=1e-12):
     for x, y in zip(fa, fb):
         assert x.dtype == y.dtype
         np.testing.assert_allclose(x, y, rtol=rtol, atol=1e-12)
+
+
+def test_every_slot_holds_its_reference_exactly_when_its_acceleration_is_off():
+    import layers  # noqa: F401  (each package fills its slots when imported)
+    import optimisers  # noqa: F401
+
+    filled = {name: a for a in autodiff.accelerations().values() for name in a.slots}
+    assert set(filled) == set(slots()), "a slot no acceleration fills, or a fill of an undeclared slot"
+    for name, (reference, what, current) in slots().items():
+        assert what, name
+        assert (current is reference) == (not filled[name].on), name
+        if REFERENCE:
+            assert current is reference, name
 
 
 def test_the_switch_installs_exactly_when_not_reference():

@@ -144,7 +144,7 @@ DATA = np.array([[1.0, 2.0], [0.5, 0.0], [1.0, 1.0]])
 
 
 def test_hessian_has_aux_returns_the_hessian_and_aux():
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     h, aux = hessian(_loss_and_aux, has_aux=True)(W, DATA)
     want = torch.autograd.functional.hessian(
         lambda w: torch.sum(torch.tanh(torch.tensor(DATA) @ w) ** 2) + torch.sum(w ** 4), torch.tensor(W))

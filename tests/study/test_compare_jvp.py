@@ -32,7 +32,7 @@ def test_at_a_kink_along_v_the_referee_gives_both_sides_and_forward_mode_is_a_co
 
 
 def test_a_system_that_raises_is_reported_in_its_row():
-    autograd = pytest.importorskip("autograd", reason="pip install autograd")
+    autograd = pytest.importorskip("autograd", reason="pip install autograd (or the [compare] extra)")
     del autograd
     c = compare(lambda xp, x: xp.cbrt(x), 0.0, against=("autograd",))
     assert c.missing["autograd"].startswith("raised NotImplementedError")

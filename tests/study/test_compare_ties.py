@@ -43,7 +43,7 @@ def test_ties_false_gives_each_position_its_partial_as_jax_and_autograd_pytrees_
     g = c.results["autodiff"].grad[0]
     assert np.allclose(g["enc"], 3.0) and np.allclose(g["dec"], 0.5 * np.cos(W))
     assert not any("one variable" in note for note in c.notes())
-    jax = pytest.importorskip("jax")
+    jax = pytest.importorskip("jax", reason="pip install jax (or the [compare] extra)")
     with jax.experimental.enable_x64() if hasattr(jax, "experimental") and hasattr(
             jax.experimental, "enable_x64") else jax.enable_x64(True):
         native = jax.grad(lambda m: f(jax.numpy, m))({"enc": W, "dec": W, "b": 0.5})

@@ -189,7 +189,7 @@ def _torch_loss(torch, model, x, y, train):
 
 @pytest.mark.parametrize("train", [True, False], ids=["train", "eval"])
 def test_hvp_along_rebuild_equals_torch_over_the_parameters_only(train):
-    torch = pytest.importorskip("torch")
+    torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
     from torch.func import grad as tgrad
     from torch.func import jvp as tjvp
 
