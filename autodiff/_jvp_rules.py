@@ -55,23 +55,21 @@ def checked_jvp(prim, rule, caller):
 def per_argument_jvp(name, jvps):
     """A rule from one JVP per argument, ``jvps[i](t, ans, *args, **kwargs)``, summed over the arguments."""
 
-    def missing_for(i):
-        def missing(*args, **kwargs):
-            raise NotImplementedError(
-                f"{name}: argument {i} has no JVP, so it cannot carry a tangent; pass it as a "
-                "constant, or register one with autodiff.extend.defjvp"
-            )
-        return missing
-
-    jvps = tuple(j if j is not None else missing_for(i) for i, j in enumerate(jvps))
-    jvps += tuple(missing_for(i) for i in range(len(jvps), len(jvps) + 8))
+    def jvp_of(i):
+        """Argument ``i``'s JVP, or the error that says how to give one."""
+        if i < len(jvps) and jvps[i] is not None:
+            return jvps[i]
+        raise NotImplementedError(
+            f"{name}: argument {i} has no JVP, so it cannot carry a tangent; pass it as a "
+            "constant, or register one with autodiff.extend.defjvp"
+        )
 
     def rule(tangents, argnums, ans, args, kwargs):
         if len(argnums) == 1:  # the usual case
-            return jvps[argnums[0]](tangents[0], ans, *args, **kwargs)
+            return jvp_of(argnums[0])(tangents[0], ans, *args, **kwargs)
         out = ZERO
         for i, t in zip(argnums, tangents):
-            out = add_tangents(out, jvps[i](t, ans, *args, **kwargs))
+            out = add_tangents(out, jvp_of(i)(t, ans, *args, **kwargs))
         return out
 
     return rule

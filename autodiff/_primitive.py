@@ -156,23 +156,36 @@ def pull(prim, g, argnums, ans, args, kwargs, residuals=None):
     """The cotangents of the arguments at ``argnums`` given the output cotangent ``g``, by ``prim``'s rule."""
     rule = rule_of(prim)
     if type(rule) is tuple:
-        return [rule[k](g, ans, *args, **kwargs) for k in argnums]
+        return [argument_pullback(prim, rule, k)(g, ans, *args, **kwargs) for k in argnums]
     if type(rule) is ResidualRule:
         return rule(g, residuals, argnums, ans, args, kwargs)
     return rule(g, argnums, ans, args, kwargs)
 
 
 def per_argument_rule(name, vjps):
-    """A rule from one pullback per argument: ``vjps[i](g, ans, *args, **kwargs)``."""
+    """A rule from one pullback per argument: ``vjps[i](g, ans, *args, **kwargs)``; an argument given
+    ``None`` (or none at all, past the end: see :func:`argument_pullback`) cannot be differentiated."""
+    return tuple(v if v is not None else _no_pullback(name, i) for i, v in enumerate(vjps))
+
+
+def argument_pullback(prim, rule, k):
+    """Argument ``k``'s pullback in a per-argument ``rule``, or the error for an argument past its end."""
+    if k < len(rule):
+        return rule[k]
+    return _no_pullback(prim.__name__, k)
+
+
+def _no_pullback(name, k):
+    """A pullback that raises: argument ``k`` of ``name`` has none."""
 
     def missing(*args, **kwargs):
         raise NotImplementedError(
-            f"{name}: this argument has no pullback, so it cannot be "
+            f"{name}: argument {k} has no pullback, so it cannot be "
             "differentiated; pass it as a constant, or register a pullback for "
             "it with autodiff.extend.defvjp"
         )
 
-    return tuple(v if v is not None else missing for v in vjps) + (missing,) * 8
+    return missing
 
 
 def joint_rule(joint):

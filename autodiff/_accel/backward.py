@@ -32,7 +32,8 @@ def backward_unrolled(tape, seeds, free=False):
             continue
         prim, parents, argnums, ans, args, kwargs = entry
         rule = _rules.get(prim)
-        if type(g) not in _PLAIN or observers or type(rule) not in _INLINE:
+        past_end = type(rule) is tuple and argnums[-1] >= len(rule)  # no pullback given: the reference raises
+        if type(g) not in _PLAIN or observers or type(rule) not in _INLINE or past_end:
             step(tape, i, entry, cts, free)
             continue
         cts[i] = None
