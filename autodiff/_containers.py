@@ -18,19 +18,16 @@ class Node:
 
     ``fields`` names the attributes of a dataclass node (its children, in
     order), so fast walkers can read them with ``fields_getter``; ``None`` for
-    any other node.  ``copies_dict`` says its ``rebuild`` is "a new instance
-    with the old ``__dict__``, the fields replaced", which compiled layouts
-    write out inline.
+    any other node.
     """
 
-    __slots__ = ("children", "rebuild", "tangent", "fields", "copies_dict")
+    __slots__ = ("children", "rebuild", "tangent", "fields")
 
-    def __init__(self, children, rebuild, tangent, fields=None, copies_dict=False):
+    def __init__(self, children, rebuild, tangent, fields=None):
         self.children = children
         self.rebuild = rebuild
         self.tangent = tangent
         self.fields = fields
-        self.copies_dict = copies_dict
 
 
 def _seq_children(x):
@@ -52,20 +49,13 @@ def _namedtuple_rebuild(x, values):
 def _dataclass_node(cls):
     """A Node for one dataclass type, with its field names looked up once."""
     names = tuple(f.name for f in dataclasses.fields(cls))
-    has_dict = not any("__slots__" in vars(k) for k in cls.__mro__)  # plain instances: copy __dict__
     get = fields_getter(names)
 
     def children(x):
         return names, get(x)
 
     def rebuild(x, values):
-        if has_dict:  # copy without copy.copy's reduce protocol: several times faster
-            new = cls.__new__(cls)
-            state = new.__dict__
-            state.update(x.__dict__)
-            state.update(zip(names, values))
-            return new
-        new = copy.copy(x)
+        new = copy.copy(x)  # without calling __init__ or __post_init__ again; frozen ones too
         for n, v in zip(names, values):
             object.__setattr__(new, n, v)
         return new
@@ -73,7 +63,7 @@ def _dataclass_node(cls):
     def tangent(x, keys, values):
         return Tangent(cls, zip(names, values))
 
-    return Node(children, rebuild, tangent, names, copies_dict=has_dict)
+    return Node(children, rebuild, tangent, names)
 
 
 def fields_getter(names):

@@ -110,12 +110,13 @@ class Template:
         """``kind`` is ``"rebuild"`` (unflatten) or ``"tangent"``: the structure over ``leaves``."""
         builder = self._builders.get(kind)
         if builder is None:
-            builder = self._builders[kind] = _builder(self.ops, kind)
+            builder = self._builders[kind] = _builder(self.ops, kind, [type(c) for c in containers])
         return builder(containers, leaves)
 
 
-def _builder(ops, kind):
-    """``build(containers, leaves)`` for a post-order template: one line per container."""
+def _builder(ops, kind, types):
+    """``build(containers, leaves)`` for a post-order template: one line per container.  ``types`` are the
+    containers' types, the same at every call (the layout's ``read`` checked them)."""
     lines, constants, stack, n_leaves, n_containers = [], {}, [], 0, 0
     container_lines = _BUILD_LINES[kind]
     for op in ops:
@@ -126,7 +127,7 @@ def _builder(ops, kind):
         node, keys, n = op
         kids = stack[len(stack) - n:]
         del stack[len(stack) - n:]
-        lines.extend(container_lines(node, keys, kids, n_containers, constants))
+        lines.extend(container_lines(node, keys, kids, n_containers, constants, types[n_containers]))
         stack.append(f"r{n_containers}")
         n_containers += 1
     unpack = [f"{''.join(f'l{j}, ' for j in range(n_leaves))}= l"] if n_leaves else []
@@ -135,9 +136,9 @@ def _builder(ops, kind):
     return _define(source, kind, dict(constants, tangent_of=tangent_of))["build"]
 
 
-def _rebuild_lines(node, keys, kids, k, constants):
-    """The lines that rebuild container ``k`` as ``r{k}`` from the variables ``kids``."""
-    if node.copies_dict:  # a dataclass: a new instance, the old __dict__, new fields
+def _rebuild_lines(node, keys, kids, k, constants, cls):
+    """The lines that rebuild container ``k`` (of type ``cls``) as ``r{k}`` from the variables ``kids``."""
+    if _copies_dict(node, cls):  # a dataclass: a new instance, the old __dict__, new fields (not copy.copy)
         return [f"cls = type(c[{k}]); r{k} = cls.__new__(cls); state = r{k}.__dict__",
                 f"state.update(c[{k}].__dict__)",
                 *(f"state[{name!r}] = {kid}" for name, kid in zip(node.fields, kids))]
@@ -145,7 +146,13 @@ def _rebuild_lines(node, keys, kids, k, constants):
     return [f"r{k} = F{k}(c[{k}], [{', '.join(kids)}])"]
 
 
-def _tangent_lines(node, keys, kids, k, constants):
+def _copies_dict(node, cls):
+    """Whether ``cls`` is a dataclass (``node.fields``) whose instances keep their fields in ``__dict__``, so a
+    rebuild may copy that dict instead of going through ``copy.copy``'s reduce protocol (several times faster)."""
+    return node.fields is not None and not any("__slots__" in vars(k) for k in cls.__mro__)
+
+
+def _tangent_lines(node, keys, kids, k, constants, cls):
     """The line that builds container ``k``'s tangent as ``r{k}``: ``None`` if its children all are."""
     empty = " and ".join(f"{kid} is None" for kid in kids) or "True"
     if node.fields is not None:  # a dataclass's Tangent, its fields written out
