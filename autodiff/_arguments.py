@@ -16,9 +16,8 @@ from ._batching import example_shape, like_batches_of
 from ._checks import refuse_argument, refuse_hidden_floats
 from ._containers import node_of
 from ._hooks import hooks
-from ._protection import hold_each
 from ._tangents import NoTangent, Thunk, ZeroTangent, is_inexact
-from ._traced import Traced, new_input, unprotected_input, value_of
+from ._traced import Traced, new_input, value_of
 
 
 def is_differentiable(x):
@@ -69,32 +68,20 @@ def _trace_leaves(tape, arg, i, leaves, flags):
     they hold an array that also sits at a trainable position (a tie: one variable)."""
     variables = _trainable_arrays(leaves, flags)
     seen = {}  # id(array) -> its traced input, within this argument only
-    traced = []
-    arrays = 0
-    fresh = []  # the plain arrays traced: protected together at the end (one lock for a model's parameters)
+    traced, arrays = [], 0
     for k, leaf in enumerate(leaves):
-        kind = type(leaf)
         if flags is not None and not flags[k] and id(leaf) not in variables:  # left out by trainable: a constant
             traced.append(leaf)
-            continue
-        if kind is np.ndarray and is_inexact(leaf.dtype):
-            is_array = True
-            fresh.append(leaf)
-        elif kind not in _PLAIN and is_differentiable(leaf):
-            is_array = isinstance(value_of(leaf), np.ndarray)  # an array traced at an outer level, or a float
-        else:
+        elif not is_differentiable(leaf):
             refuse_hidden_floats(arg, i, leaf)
             traced.append(leaf)
-            continue
-        if not is_array:  # a float is a value, never tied
+        elif not isinstance(value_of(leaf), np.ndarray):  # a float is a value, never tied
             traced.append(new_input(tape, leaf))
-            continue
-        arrays += 1
-        t = seen.get(id(leaf))
-        if t is None:
-            t = seen[id(leaf)] = unprotected_input(tape, leaf) if kind is np.ndarray else new_input(tape, leaf)
-        traced.append(t)
-    hold_each(fresh, tape.protected)
+        else:
+            arrays += 1
+            if id(leaf) not in seen:
+                seen[id(leaf)] = new_input(tape, leaf)
+            traced.append(seen[id(leaf)])
     return traced, len(seen) < arrays
 
 
@@ -103,9 +90,6 @@ def _trainable_arrays(leaves, flags):
     if flags is None:
         return ()
     return {id(leaf) for leaf, ok in zip(leaves, flags) if ok and isinstance(value_of(leaf), np.ndarray)}
-
-
-_PLAIN = frozenset((int, bool, str, type(None), np.ndarray))  # never differentiable leaves (float arrays aside)
 
 
 def gradient_of(arg, i, record, cts):
