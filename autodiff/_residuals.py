@@ -16,6 +16,7 @@ not kept goes when the forward no longer holds it: ``x + 1.0`` chained a hundred
 """
 
 import dis
+import functools
 import types
 
 import numpy as np
@@ -39,11 +40,14 @@ class Like:
         return f"Like({self.shape}, {self.dtype})"
 
 
+like = functools.lru_cache(maxsize=1024)(Like)  # stand-ins never change, so equal ones are shared
+
+
 def stand_in(value):
     """``value`` as a :class:`Like` when it is an array or a traced value; small values stay as they are."""
     kind = type(value)
     if kind is np.ndarray:
-        return Like(value.shape, value.dtype)
+        return like(value.shape, value.dtype)
     if kind is not Traced:
         return value
     from ._batching import example_shape  # _batching imports the tape's modules
@@ -52,7 +56,7 @@ def stand_in(value):
     while type(inner) is Traced:
         inner = inner.value
     if type(inner) is np.ndarray:
-        return Like(example_shape(value), inner.dtype)
+        return like(example_shape(value), inner.dtype)
     return value  # a traced scalar or tuple: small, kept
 
 
@@ -87,13 +91,15 @@ class Plan:
             found = self.cache[key] = self._union(key)
         keeps_ans, dropped = found
         if not keeps_ans:
-            ans = Like(ans.shape, ans.dtype) if type(ans) is np.ndarray else stand_in(ans)
+            ans = like(ans.shape, ans.dtype) if type(ans) is np.ndarray else stand_in(ans)
         if dropped:
             args = list(args) if type(args) is tuple else args
             for i in dropped:
-                if i < len(args):
-                    a = args[i]
-                    args[i] = Like(a.shape, a.dtype) if type(a) is np.ndarray else stand_in(a)
+                a = args[i] if i < len(args) else None
+                if type(a) is np.ndarray:
+                    args[i] = like(a.shape, a.dtype)
+                elif type(a) not in _SMALL:
+                    args[i] = stand_in(a)
         return ans, args
 
     def _union(self, argnums):
