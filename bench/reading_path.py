@@ -3,8 +3,10 @@
 ``AUTODIFF_REFERENCE=1 python -m bench.reading_path`` (a reader's measure, not a timing) traces
 (``sys.settrace``) the second call of ``grad(loss)(model, x)`` for a two-layer tanh MLP held in a dict of
 lists, and counts the files of ``autodiff/`` and ``traversal/`` it enters, their lines (``wc -l``), and the
-distinct lines it executes.  The first call is left out: it imports and warms caches, which a reader of
-``grad`` does not need.  It prints the three figures and the files, in the order first entered.
+distinct lines it executes: in all, and split into the engine and the definitions of the ops the model
+calls (``autodiff/numpy``; autograd's counterpart is its ``numpy_vjps.py`` and ``numpy_wrapper.py``).  The
+first call is left out: it imports and warms caches, which a reader of ``grad`` does not need.  It prints
+the figures and the files, in the order first entered.
 """
 
 import os
@@ -59,6 +61,11 @@ def main():
     order, lines, seen = measure()
     mode = "reference" if os.environ.get("AUTODIFF_REFERENCE") == "1" else "default"
     print(f"grad of a model ({mode} mode): {len(order)} files, {sum(lines.values())} lines, {len(seen)} executed")
+    ops = [f for f in order if os.sep + os.path.join("autodiff", "numpy") + os.sep in f]
+    engine = [f for f in order if f not in ops]
+    for name, files in (("the engine", engine), ("the ops the model calls (autodiff/numpy)", ops)):
+        print(f"  {name}: {len(files)} files, {sum(lines[f] for f in files)} lines, "
+              f"{sum(1 for s in seen if s[0] in files)} executed")
     for f in order:
         print(f"  {os.path.relpath(f, ROOT)}: {lines[f]} lines, {sum(1 for s in seen if s[0] == f)} executed")
 
