@@ -5,4 +5,4 @@ list of functions ``suite(ctx) -> [Row]`` (``bench._timing.Context``, ``bench._r
 ``FULL``, suites run only with ``--full`` or when ``--only`` names the module; adding one is one entry here.
 """
 
-MODULES = ("overhead", "mlp", "total", "kernels", "resnet", "checkpoint", "memory", "system", "second_order")
+MODULES = ("overhead", "mlp", "total", "kernels", "resnet", "checkpoint", "memory", "system", "second_order", "jit")
