@@ -27,6 +27,7 @@ from ._structural import Tangent
 from ._study.gradcheck import GradcheckError, gradcheck
 from ._study.show import show, ties
 from ._tangents import NoTangent, Thunk, ZeroTangent, unthunk
+from ._traced import DetachError
 from ._transforms import grad, value_and_grad
 from ._vjp import vjp
 from ._vmap import vmap
@@ -38,7 +39,7 @@ _install_accelerations()  # the accelerations fill their slots of the hook table
 __all__ = [
     "grad", "value_and_grad", "vjp", "jvp", "linearize", "jacobian", "jacrev", "jacfwd", "hessian", "hvp",
     "hvp_operator", "HvpOperator", "ggn_operator", "GgnOperator",
-    "stop_gradient",
+    "stop_gradient", "DetachError",
     "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "scaled", "warmup", "trace", "Trace",
     "show", "ties", "explain", "Explanation", "compare", "Comparison", "semantics_table",
     "holomorphic_grad", "ggnvp", "vmap", "remat",

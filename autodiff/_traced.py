@@ -65,8 +65,19 @@ class DetachError(TypeError):
     ``autodiff.numpy`` raises it.  numpy reports ``a[i] = x`` into a plain array (a 0-d or one-element ``x``)
     as its own ``ValueError`` ("setting an array element with a sequence", since a traced value can be
     indexed), raised from this error; the differentiation that the value belongs to raises this error again
-    as it closes (:func:`surfaced`), so the caller sees the one that says what to do.
+    as it closes (:func:`surfaced`), so the caller sees the one that says what to do.  Public as
+    ``autodiff.DetachError``.
+
+    >>> import autodiff
+    >>> try:
+    ...     autodiff.grad(lambda x: float(x))(1.0)
+    ... except autodiff.DetachError as e:
+    ...     print(type(e).__name__)
+    DetachError
     """
+
+
+DetachError.__module__ = "autodiff"  # where a user catches it
 
 
 def surfaced(error):

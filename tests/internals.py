@@ -20,7 +20,7 @@ from autodiff._residuals import Like, Plan
 from autodiff._study.batch_watch import rule_name
 from autodiff._study.compare_export import format_value
 from autodiff._study.listing_values import value_text
-from autodiff._traced import DetachError, Tape, new_input, open_tape
+from autodiff._traced import Tape, new_input, open_tape
 from autodiff.numpy._broadcast import sum_to_shape
 from autodiff.numpy._construction import split_flat
 from autodiff.numpy._contract import contract
@@ -42,7 +42,7 @@ __all__ = [
     "conv2d", "max_pool", "batch_norm", "bn_grad_sums", "bn_grad_input", "pool_gather", "pool_scatter",
     "im2col", "batch_stats", "normalise", "normalise_relu",
     "vjp_rules", "jvp_rules", "batch_rules",
-    "AS_IS", "PLAIN", "DetachError",
+    "AS_IS", "PLAIN",
     "Tape", "open_tape", "new_input", "release", "Like", "Plan", "held_count",
     "value_text", "format_value", "rule_name", "holds_traced",
     "kernel_signatures", "kernel_threads",
@@ -68,10 +68,6 @@ __all__ = [
 # --- numpy's namespace ----------------------------------------------------------------------------------------
 # AS_IS (numpy's own objects, given raw) and PLAIN (plain functions of plain values): test_numpy_namespace checks
 # that every name of numpy's namespace is one of ours, one of these, or refused by name.
-
-# --- DetachError ----------------------------------------------------------------------------------------------
-# The error a traced value raises when numpy would convert it to a plain array.  It should be public (users catch
-# it, and its messages and the docs print it as autodiff._traced.DetachError); until it is, tests import it here.
 
 # --- the tape's own objects -----------------------------------------------------------------------------------
 # What a tape keeps and frees (tests/engine/test_memory.py, test_tape.py, test_residuals.py, test_mutation.py):

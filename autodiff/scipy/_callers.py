@@ -89,7 +89,7 @@ def refusal(frame, what, error=TypeError):
     >>> autodiff.grad(lambda x: scipy.special.logsumexp(x))(np.zeros(2))
     Traceback (most recent call last):
     ...
-    autodiff._traced.DetachError: scipy.special.logsumexp was called on a traced value, but it converts \
+    autodiff.DetachError: scipy.special.logsumexp was called on a traced value, but it converts \
 its arguments to plain numpy arrays, which would detach them from differentiation. Use \
 autodiff.scipy.special.logsumexp instead (import autodiff.scipy as asp): it is differentiable
     """

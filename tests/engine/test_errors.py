@@ -5,8 +5,7 @@ import pytest
 
 import autodiff
 import autodiff.numpy as anp
-from autodiff import grad, vjp
-from tests.internals import DetachError
+from autodiff import DetachError, grad, vjp
 
 
 def test_non_scalar_output_suggests_jacobian_or_sum():

@@ -11,8 +11,8 @@ import pytest
 
 import autodiff
 import autodiff.numpy as anp
+from autodiff import DetachError
 from tests.derivative_checks import check_derivatives, check_vmap
-from tests.internals import DetachError
 from tests.oracle import needs_torch, torch
 
 X, Y = np.array([0.7, -1.3]), np.array([1.1, 0.4])

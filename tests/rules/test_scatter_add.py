@@ -11,8 +11,8 @@ import pytest
 
 import autodiff
 import autodiff.numpy as anp
+from autodiff import DetachError
 from tests.derivative_checks import check_derivatives, check_vmap
-from tests.internals import DetachError
 from tests.oracle import needs_torch, torch
 
 RNG = np.random.default_rng(7)

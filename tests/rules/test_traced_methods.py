@@ -8,8 +8,7 @@ import pytest
 
 import autodiff
 import autodiff.numpy as anp
-from autodiff import grad, jvp, vmap
-from tests.internals import DetachError
+from autodiff import DetachError, grad, jvp, vmap
 
 M = np.array([[0.0, 1.5], [2.0, -3.0], [0.0, 0.0]])
 
