@@ -130,14 +130,16 @@ def sigmoid(x):
 relu_p = primitive(lambda x: np.maximum(x, 0), "relu")
 
 
-def _relu_passed(g, x):
-    """``g`` where ``x > 0``, exactly 0 elsewhere: ``where``, so a NaN from a kink further on (a norm's second
-    derivative at 0, design.md section 11) stays off a unit that is off, whose true derivative is 0 (as torch)."""
-    return where(value_of(x) > 0, g, 0.0)
+def _relu_passed(g, ans):
+    """``g`` where the unit is on (``relu(x) > 0`` exactly where ``x > 0``), exactly 0 elsewhere: ``where``, so a
+    NaN from a kink further on (a norm's second derivative at 0, design.md section 11) stays off a unit that is
+    off, whose true derivative is 0 (as torch).  It reads the output, not the input: the next layer keeps the
+    output anyway (a matmul's or a convolution's input), so the tape holds one array per ReLU, not two."""
+    return where(value_of(ans) > 0, g, 0.0)
 
 
-defvjp(relu_p, lambda g, ans, x: _relu_passed(g, x))
-defjvp(relu_p, lambda t, ans, x: _relu_passed(t, x))
+defvjp(relu_p, lambda g, ans, x: _relu_passed(g, ans))
+defjvp(relu_p, lambda t, ans, x: _relu_passed(t, ans))
 defbatch(relu_p, elementwise(relu_p))
 
 

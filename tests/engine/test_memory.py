@@ -65,6 +65,20 @@ def test_what_a_pullback_reads_is_read_off_its_code():
     assert type(sin_entry[3]) is Like and sin_entry[4][0] is x  # sin's reads x
 
 
+def test_a_relu_keeps_its_output_which_the_next_layer_keeps_too():
+    """relu's rules read ``relu(x) > 0``, the output: one array per ReLU on the tape, shared with the next matmul's
+    input, where reading ``x > 0`` kept the pre-activation as well.  Its derivatives are checked against torch in
+    tests/rules (the nn op table); here, against finite differences at both orders."""
+    from autodiff.nn import functional as F
+
+    w = np.random.default_rng(0).standard_normal((3, 3))
+    x = np.array([[0.5, -1.0, 2.0], [-0.3, 0.2, 0.7]])
+    relu_entry, matmul_entry = _entries(lambda x, w: F.relu(x) @ w, x, w)  # w traced: its pullback reads x
+    assert type(relu_entry[4][0]) is Like and type(relu_entry[3]) is np.ndarray
+    assert matmul_entry[4][0] is relu_entry[3]  # the same array: held once
+    assert autodiff.gradcheck(lambda x: anp.sum(anp.tanh(F.relu(x) @ w)), x, order=2)
+
+
 def test_a_plan_reads_a_declaration_and_refuses_a_name_the_pullback_does_not_take():
     plan = Plan([lambda g, ans, x, y: g, lambda g, ans, x, y: g], ("y", "ans"), 1)
     ans, args = plan.keep((0,), np.ones(2), [np.ones(2), np.ones(2)])

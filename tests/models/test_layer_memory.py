@@ -159,7 +159,8 @@ def test_a_small_resnet_keeps_its_activations_once_each_and_the_max_pool_one_byt
     bound += statistics + places + 4 * np.dtype(dtype).itemsize  # and a few 0-d scalars (the mean's count)
     kept = _kept_bytes(entries, [x, *params])
     assert kept <= bound, (kept, bound)
-    assert kept >= bound - nbytes["pooled"]  # all of it is needed, but the ReLU after the pool may keep h instead
+    scalars = 4 * np.dtype(dtype).itemsize
+    assert kept >= bound - nbytes["pooled"] - scalars  # all needed, but the ReLU after the pool keeps h (conv1's)
 
 
 # ---- derivatives through the new primitives ---------------------------------------------------------------
