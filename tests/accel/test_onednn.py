@@ -229,6 +229,29 @@ def test_a_library_that_does_not_load_warns_and_the_reference_runs(monkeypatch):
         _library.load.cache_clear()
 
 
+@needs_onednn
+def test_a_convolution_reads_no_package_metadata(monkeypatch):
+    """Every float32 convolution asks whether the extra is installed; the wheel's metadata is read once per
+    process (reading it cost as much as a small convolution, issue 43's profile)."""
+    assert _switch.installed()
+
+    def refuse(name):
+        raise AssertionError(f"the metadata of {name} was read again")
+
+    monkeypatch.setattr(_switch.metadata, "version", refuse)
+    x, w = np.ones((1, 2, 5, 5), np.float32), np.ones((3, 2, 3, 3), np.float32)
+    np.testing.assert_allclose(_switch.convolve(x, w, 1, 1), conv.conv2d(x, w, 1, 1), rtol=1e-6)
+    assert _switch.installed()
+
+
+def test_a_library_named_in_the_environment_counts_as_installed(monkeypatch):
+    monkeypatch.setattr(_switch, "_wheel_installed", lambda: False)
+    monkeypatch.delenv("AUTODIFF_ONEDNN_LIB", raising=False)
+    assert not _switch.installed()
+    monkeypatch.setenv("AUTODIFF_ONEDNN_LIB", "/somewhere/libdnnl.so.3")
+    assert _switch.installed()
+
+
 def test_the_switches_and_the_reference_mode():
     if _hooks.REFERENCE:
         assert _hooks.hooks.convolve is conv.conv2d  # not even installed
