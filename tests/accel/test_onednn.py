@@ -7,6 +7,8 @@ float64); vmap, jvp and per-example gradients of a conv net equal with and witho
 and the self-check.  The tests that need oneDNN skip when the extra is not installed; the others always run.
 """
 
+import functools
+import gc
 import warnings
 
 import numpy as np
@@ -14,12 +16,14 @@ import pytest
 
 import autodiff
 import autodiff.numpy as anp
+import optimisers
+import traversal
 from autodiff import _hooks
 from autodiff.extend import BatchingWarning
 from autodiff.nn import functional as F
 from layers import BatchNorm, Chain, Conv2d, MaxPool2d, _onednn, global_avg_pool
 from layers import _conv as conv
-from layers._onednn import _convolutions, _library, _primitives, _switch
+from layers._onednn import _convolutions, _library, _primitives, _switch, _weight_copies
 from tests.tree_asserts import assert_same_tree
 
 needs_onednn = pytest.mark.skipif(not _switch.installed(), reason="the [onednn] extra is not installed")
@@ -283,3 +287,81 @@ def test_the_float32_hvp_on_onednn_agrees_with_the_float64_reference():
 
     want = hvp(np.float64)
     np.testing.assert_allclose(hvp(np.float32), want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
+
+
+def _reorders(monkeypatch):
+    """``{id(weight): reorders}``, growing at every reorder of a weight into a primitive's layout."""
+    counts, reordered = {}, _convolutions._reordered
+
+    def counting(direction, plain, w, into=None):
+        counts[id(w)] = counts.get(id(w), 0) + 1
+        return reordered(direction, plain, w, into)
+
+    monkeypatch.setattr(_convolutions, "_reordered", counting)
+    return counts
+
+
+def _close_trees(ours, reference, rtol=1e-4):
+    for a, b in zip(traversal.trainables(ours), traversal.trainables(reference)):
+        _close(a, np.asarray(b, np.float64), rtol)
+
+
+@active
+def test_a_weight_changed_in_place_is_reordered_again(monkeypatch):
+    """Each step's weight version is reordered once per direction, though the loss convolves twice, and a
+    weight written in place between steps (same array, a new hold) is reordered again: every value and
+    gradient is the new weight's, as the numpy reference computes it."""
+    rng = np.random.default_rng(4)
+    conv = Conv2d.init(8, 16, 3, padding=1, bias=False)
+    x, x2 = rng.standard_normal((2, 2, 8, 8, 8), np.float32)
+    loss = lambda c, x: anp.sum(anp.tanh(c(x)) ** 2) + anp.sum(c(x2) * c(x2))  # noqa: E731
+    step = autodiff.value_and_grad(loss, argnums=(0, 1))  # x's gradient runs oneDNN's backward data
+    counts, values = _reorders(monkeypatch), []
+    for _ in range(3):
+        counts.clear()
+        (value, (g, gx)), (ref_value, (ref_g, ref_gx)) = _with_and_without(lambda: step(conv, x))
+        assert counts == {id(conv.weight): 2}  # forward and backward data: one reorder each, 3 and 3 calls
+        _close(value, ref_value), _close(gx, ref_gx), _close_trees(g, ref_g)
+        values.append(value)
+        conv.weight -= 0.05 * g.weight / np.abs(g.weight).max()  # in place, now that the step's tape is done
+    assert len(set(values)) == 3  # the updates changed the loss: a stale copy would have been caught
+
+
+@active
+def test_weights_an_optimiser_replaces_are_the_new_ones(monkeypatch):
+    """``optimisers.update`` returns new arrays (the old ones are freed, their addresses reused): each step
+    runs the new weights, as the reference does, and no copy outlives its weight."""
+    rng = np.random.default_rng(5)
+    net = Chain([Conv2d.init(3, 8, 3, padding=1), F.relu, Conv2d.init(8, 8, 3, padding=1), global_avg_pool])
+    x = rng.standard_normal((2, 3, 8, 8), np.float32)
+    step = autodiff.value_and_grad(lambda m: anp.sum(m(x) ** 2))
+    state, kept = optimisers.setup(optimisers.Momentum(0.5, 0.9), net), _weight_copies.kept()
+    for _ in range(3):
+        (value, g), (ref_value, ref_g) = _with_and_without(functools.partial(step, net))
+        _close(value, ref_value), _close_trees(g, ref_g)
+        state, net = optimisers.update(state, net, g)
+    net = state = g = ref_g = None
+    gc.collect()
+    assert _weight_copies.kept() <= kept
+
+
+@active
+def test_an_hvp_operator_reorders_each_weight_once_for_all_its_products(monkeypatch):
+    """The operator's tape holds the weight for its whole life: every product reads the same copies (one per
+    direction), and the products equal the numpy reference's."""
+    rng = np.random.default_rng(6)
+    conv = Conv2d.init(4, 8, 3, padding=1, bias=False)
+    x = rng.standard_normal((2, 4, 8, 8), np.float32)
+    f = lambda w, x: anp.sum(anp.tanh(Conv2d(w, None, 1, 1)(x)) ** 2)  # noqa: E731
+    vs = [(rng.standard_normal(conv.weight.shape, np.float32), rng.standard_normal(x.shape, np.float32))
+          for _ in range(3)]
+    counts = _reorders(monkeypatch)
+
+    def products():
+        op = autodiff.hvp_operator(f, conv.weight, x, argnums=(0, 1))
+        return [op(v) for v in vs]
+
+    ours, reference = _with_and_without(products)
+    assert counts[id(conv.weight)] == 2  # forward and backward data, once each for three products
+    for a, b in zip(ours, reference):
+        _close(a[0], b[0]), _close(a[1], b[1])
