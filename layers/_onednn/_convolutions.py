@@ -123,7 +123,7 @@ def _weights_in(direction, plain, w):
     """``w`` in the layout ``direction`` reads: itself, or a reordered copy (kept while a tape holds ``w``)."""
     if direction.reorder is None:
         return np.ascontiguousarray(w, np.float32)
-    return _weight_copies.blocked(w, direction, lambda into: _reordered(direction, plain, w, into))
+    return _weight_copies.copy_of(w, direction, lambda into: _reordered(direction, plain, w, into))
 
 
 def _reordered(direction, plain, w, into=None):

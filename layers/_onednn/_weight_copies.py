@@ -1,20 +1,22 @@
-"""oneDNN's reordered copies of the weights, kept for as long as a tape holds the weight unchanged.
+"""Copies of the weights in the layouts the convolutions read, kept for as long as a tape holds the weight.
 
 oneDNN's forward and backward-data primitives read the weight in blocked layouts of their own, which
-:mod:`._convolutions` makes by a reorder (one pass over the weight, on oneDNN's threads).  A weight a live
-tape reads is read-only until the last such tape is done (design.md section 10), so while its buffer stays
-held its values cannot change: the hold is the weight's version (:func:`autodiff._protection.hold_of`), and
-a copy reordered under it is served again.  Once the tapes let go the weight may change in place (an
-optimiser step, ``w -= lr * g``), and the next hold is a new version: the copy is reordered again, into the
-same memory.  A weight no tape holds, or one still writeable through the array given (a view made before the
-hold), is reordered at every call, as before.
+:mod:`._convolutions` makes by a reorder (one pass over the weight, on oneDNN's threads); below the size
+split the GEMMs read the ``(O, C·kh·kw)`` matrix of the taps that reach the image
+(:func:`layers._onednn._primitives._trim`), a strided copy when some are left out.  A weight a live tape
+reads is read-only until the last such tape is done (design.md section 10), so while its buffer stays held
+its values cannot change: the hold is the weight's version (:func:`autodiff._protection.hold_of`), and a
+copy made under it is served again.  Once the tapes let go the weight may change in place (an optimiser
+step, ``w -= lr * g``), and the next hold is a new version: the copy is made again, into the same memory.
+A weight no tape holds, or one still writeable through the array given (a view made before the hold), is
+copied at every call, as before.
 
-It pays wherever one weight version meets one primitive twice: second order (the pullbacks call the
-convolution and its input gradient again), ``hvp_operator`` and Krylov solvers (every product), a forward
-run twice under one tape.  A first-order training step reads each weight once per direction, and the
-forward and backward-data layouts differ (neither primitive has a fast kernel for the other's), so there
-it saves only the allocation of the copy.  The copies cost the blocked weights' memory once per direction
-and weight; a weight's copies are dropped when it is garbage collected.
+It pays wherever one weight version meets one layout twice: the forward and the input gradient below the
+split (one matrix for both), second order (the pullbacks call the convolution and its input gradient
+again), ``hvp_operator`` and Krylov solvers (every product), a forward run twice under one tape.  oneDNN's
+forward and backward-data layouts differ (neither primitive has a fast kernel for the other's), so a
+first-order step still reorders each weight once for each.  The copies cost the copied weights' memory
+once per layout; a weight's copies are dropped when it is garbage collected.
 
 >>> import numpy as np
 >>> from autodiff._protection import hold, let_go
@@ -25,15 +27,16 @@ and weight; a weight's copies are dropped when it is garbage collected.
 >>> w, direction = np.ones(3, np.float32), object()
 >>> roots = [hold(w)]
 >>> for _ in range(3):
-...     copy = blocked(w, direction, reorder)
+...     copy = copy_of(w, direction, reorder)
 >>> len(calls), float(copy[0])
 (1, 1.0)
 >>> let_go(roots); w += 1; roots = [hold(w)]
->>> float(blocked(w, direction, reorder)[0]), len(calls)
+>>> float(copy_of(w, direction, reorder)[0]), len(calls)
 (2.0, 2)
 >>> let_go(roots)
 """
 
+import functools
 import threading
 import weakref
 
@@ -41,28 +44,29 @@ import numpy as np
 
 from autodiff._protection import hold_of
 
-_copies = {}  # (id(weight), id(direction)) -> _Copy
+_copies = {}  # (id(weight), id(layout)) -> _Copy
 _lock = threading.Lock()
 
 
 class _Copy:
-    """One weight's copy in one direction's layout, and the hold (version) it was reordered under."""
+    """One weight's copy in one layout, and the hold (version) it was made under."""
 
-    __slots__ = ("weight", "direction", "array", "hold")
+    __slots__ = ("weight", "layout", "array", "hold")
 
-    def __init__(self, weight, direction, key):
-        self.weight = weakref.ref(weight, lambda ref: _forget(key, ref))
-        self.direction, self.array, self.hold = direction, None, None
+    def __init__(self, weight, layout, key):
+        self.weight = weakref.ref(weight, functools.partial(_forget, _copies, key))
+        self.layout, self.array, self.hold = layout, None, None
 
-    def serves(self, weight, direction):
-        return self.weight() is weight and self.direction is direction
+    def serves(self, weight, layout):
+        return self.weight() is weight and self.layout is layout
 
 
-def _forget(key, ref):
-    """Drop a garbage-collected weight's copy (no lock: a collection may run inside ``blocked``'s)."""
-    copy = _copies.get(key)
+def _forget(copies, key, ref):
+    """Drop a garbage-collected weight's copy (no lock: a collection may run inside ``copy_of``'s; the table
+    is bound, not looked up, since at interpreter exit the module's globals may be gone)."""
+    copy = copies.get(key)
     if copy is not None and copy.weight is ref:
-        _copies.pop(key, None)
+        copies.pop(key, None)
 
 
 def _version(w):
@@ -72,17 +76,18 @@ def _version(w):
     return hold_of(w)
 
 
-def blocked(w, direction, reorder):
-    """``w`` in ``direction``'s layout: ``reorder(into)`` fills ``into`` (or, given ``None``, a new array) and
-    returns it; its result is kept and served again while the same hold versions ``w``."""
+def copy_of(w, layout, reorder):
+    """``w`` in ``layout`` (an object naming it: a oneDNN direction, a trim of the kernel): ``reorder(into)``
+    fills ``into`` (or, given ``None``, a new array) and returns it; its result is kept and served again while
+    the same hold versions ``w``."""
     hold = _version(w)
     if hold is None:
         return reorder(None)
-    key = (id(w), id(direction))
+    key = (id(w), id(layout))
     with _lock:
         copy = _copies.get(key)
-        if copy is None or not copy.serves(w, direction):
-            copy = _copies[key] = _Copy(w, direction, key)
+        if copy is None or not copy.serves(w, layout):
+            copy = _copies[key] = _Copy(w, layout, key)
         if copy.hold is not hold:
             copy.array, copy.hold = reorder(copy.array), hold
         return copy.array

@@ -41,6 +41,9 @@ def _resnet18_shapes():
 EXTRA_SHAPES = [  # strides, paddings, odd and non-square sizes and kernels, one channel, one image
     ((1, 5, 7, 6), (3, 5, 2, 2), 2, 1), ((2, 1, 9, 9), (4, 1, 3, 3), 3, 2), ((2, 8, 10, 7), (6, 8, 3, 1), 1, 0),
     ((3, 16, 12, 12), (8, 16, 5, 5), 2, 2), ((2, 32, 6, 6), (16, 32, 1, 1), 1, 0),
+    # taps that only see padding, left out below the split: the centre of a 5×5, a 2×2 corner; rows only
+    # (kept whole: the layer's one padding cannot trim one axis)
+    ((2, 4, 1, 1), (5, 4, 5, 5), 1, 2), ((3, 6, 2, 2), (4, 6, 3, 3), 2, 1), ((2, 3, 1, 4), (4, 3, 3, 3), 1, 1),
 ]
 SHAPES = _resnet18_shapes() + EXTRA_SHAPES
 
@@ -120,6 +123,24 @@ def test_gradcheck_through_the_backend_in_float32(order, monkeypatch):
     assert autodiff.gradcheck(lambda m: anp.sum(m(x) ** 2), _net(np.float32), order=order)
 
 
+@needs_onednn
+def test_the_last_stage_multiplies_no_padding(monkeypatch):
+    """ResNet-18's last stage on 3×32×32 images convolves 1×1 images with 3×3 kernels: below the split the
+    GEMMs take the centre tap only (the eight others see padding), and the results are the reference's."""
+    kernels, im2col = [], _primitives._im2col
+    monkeypatch.setattr(_primitives, "_im2col",
+                        lambda x, kh, kw, *a: (kernels.append((kh, kw)), im2col(x, kh, kw, *a))[1])
+    monkeypatch.setattr(_primitives, "MIN_POSITIONS", 1 << 30)
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal((4, 32, 1, 1), np.float32), rng.standard_normal((16, 32, 3, 3), np.float32)
+    g = rng.standard_normal((4, 16, 1, 1), np.float32)
+    y_ref, dx_ref, dw_ref = _reference(x, w, 1, 1, g)
+    _close(_primitives._forward(x, w, 1, 1), y_ref)
+    _close(_primitives._input(g, w, x.shape, 1, 1), dx_ref)
+    _close(_primitives._weight(x, g, w.shape, 1, 1), dw_ref)
+    assert kernels == [(1, 1), (1, 1)]  # the forward's and the weight gradient's columns
+
+
 @pytest.mark.parametrize("order", [1, 2])
 def test_gradcheck_of_the_three_primitives_rules(order):
     """The rules that make oneDNN's three primitives each other's pullbacks and pushforwards, in float64."""
@@ -127,6 +148,10 @@ def test_gradcheck_of_the_three_primitives_rules(order):
     x, w = rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((4, 3, 3, 3))
     g = rng.standard_normal((2, 4, 3, 3))
     conv2d, conv_input, conv_weight = _primitives.onednn_conv2d, _primitives.conv_input, _primitives.conv_weight
+    assert autodiff.gradcheck(lambda x, w: anp.sum(anp.sin(conv2d(x, w, 2, 1))), x, w, order=order)
+    assert autodiff.gradcheck(lambda g, w: anp.sum(anp.sin(conv_input(g, w, x.shape, 2, 1))), g, w, order=order)
+    assert autodiff.gradcheck(lambda x, g: anp.sum(anp.sin(conv_weight(x, g, w.shape, 2, 1))), x, g, order=order)
+    x, w, g = x[:, :, :2, :2], rng.standard_normal((4, 3, 3, 3)), g[:, :, :1, :1]  # only a 2×2 corner of w reaches x
     assert autodiff.gradcheck(lambda x, w: anp.sum(anp.sin(conv2d(x, w, 2, 1))), x, w, order=order)
     assert autodiff.gradcheck(lambda g, w: anp.sum(anp.sin(conv_input(g, w, x.shape, 2, 1))), g, w, order=order)
     assert autodiff.gradcheck(lambda x, g: anp.sum(anp.sin(conv_weight(x, g, w.shape, 2, 1))), x, g, order=order)
@@ -289,15 +314,18 @@ def test_the_float32_hvp_on_onednn_agrees_with_the_float64_reference():
     np.testing.assert_allclose(hvp(np.float32), want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
 
 
-def _reorders(monkeypatch):
-    """``{id(weight): reorders}``, growing at every reorder of a weight into a primitive's layout."""
-    counts, reordered = {}, _convolutions._reordered
+def _copies(monkeypatch):
+    """``{(kind, id(weight)): copies}``, growing at every copy of a weight into the layout a convolution reads:
+    oneDNN's reorders, and the trimmed taps' matrix below the split (a view of the weight's taps)."""
+    counts, reordered, copied = {}, _convolutions._reordered, _primitives._copied
 
-    def counting(direction, plain, w, into=None):
-        counts[id(w)] = counts.get(id(w), 0) + 1
-        return reordered(direction, plain, w, into)
+    def count(key):
+        counts[key] = counts.get(key, 0) + 1
 
-    monkeypatch.setattr(_convolutions, "_reordered", counting)
+    monkeypatch.setattr(_convolutions, "_reordered", lambda d, plain, w, into=None: (
+        count(("reorders", id(w))), reordered(d, plain, w, into))[1])
+    monkeypatch.setattr(_primitives, "_copied", lambda taps, into: (
+        count(("trimmed", id(taps.base))), copied(taps, into))[1])
     return counts
 
 
@@ -307,20 +335,22 @@ def _close_trees(ours, reference, rtol=1e-4):
 
 
 @active
-def test_a_weight_changed_in_place_is_reordered_again(monkeypatch):
-    """Each step's weight version is reordered once per direction, though the loss convolves twice, and a
-    weight written in place between steps (same array, a new hold) is reordered again: every value and
-    gradient is the new weight's, as the numpy reference computes it."""
+@pytest.mark.parametrize("size, copies", [(8, {"reorders": 2}), (1, {"trimmed": 1})], ids=["oneDNN", "trimmed"])
+def test_a_weight_changed_in_place_is_copied_again(monkeypatch, size, copies):
+    """Each step's weight version is copied once per layout, though the loss convolves three times (oneDNN's
+    forward and backward data each reorder once; below the split, on 1×1 images, the forward and the input
+    gradient share one matrix of the centre taps), and a weight written in place between steps (same array,
+    a new hold) is copied again: every value and gradient is the new weight's, as the numpy reference's."""
     rng = np.random.default_rng(4)
     conv = Conv2d.init(8, 16, 3, padding=1, bias=False)
-    x, x2 = rng.standard_normal((2, 2, 8, 8, 8), np.float32)
+    x, x2 = rng.standard_normal((2, 2, 8, size, size), np.float32)
     loss = lambda c, x: anp.sum(anp.tanh(c(x)) ** 2) + anp.sum(c(x2) * c(x2))  # noqa: E731
-    step = autodiff.value_and_grad(loss, argnums=(0, 1))  # x's gradient runs oneDNN's backward data
-    counts, values = _reorders(monkeypatch), []
+    step = autodiff.value_and_grad(loss, argnums=(0, 1))  # x's gradient runs the input gradient
+    counts, values = _copies(monkeypatch), []
     for _ in range(3):
         counts.clear()
         (value, (g, gx)), (ref_value, (ref_g, ref_gx)) = _with_and_without(lambda: step(conv, x))
-        assert counts == {id(conv.weight): 2}  # forward and backward data: one reorder each, 3 and 3 calls
+        assert counts == {(kind, id(conv.weight)): n for kind, n in copies.items()}
         _close(value, ref_value), _close(gx, ref_gx), _close_trees(g, ref_g)
         values.append(value)
         conv.weight -= 0.05 * g.weight / np.abs(g.weight).max()  # in place, now that the step's tape is done
@@ -355,13 +385,13 @@ def test_an_hvp_operator_reorders_each_weight_once_for_all_its_products(monkeypa
     f = lambda w, x: anp.sum(anp.tanh(Conv2d(w, None, 1, 1)(x)) ** 2)  # noqa: E731
     vs = [(rng.standard_normal(conv.weight.shape, np.float32), rng.standard_normal(x.shape, np.float32))
           for _ in range(3)]
-    counts = _reorders(monkeypatch)
+    counts = _copies(monkeypatch)
 
     def products():
         op = autodiff.hvp_operator(f, conv.weight, x, argnums=(0, 1))
         return [op(v) for v in vs]
 
     ours, reference = _with_and_without(products)
-    assert counts[id(conv.weight)] == 2  # forward and backward data, once each for three products
+    assert counts[("reorders", id(conv.weight))] == 2  # forward and backward data, once each for 3 products
     for a, b in zip(ours, reference):
         _close(a[0], b[0]), _close(a[1], b[1])
