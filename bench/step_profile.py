@@ -15,6 +15,7 @@ both sides pay their instrumentation), so ratios between ours and torch are not 
 """
 
 import argparse
+import contextlib
 import gc
 import time
 from collections import defaultdict
@@ -67,9 +68,15 @@ class Clock:
         return sum(self.own.values())
 
 
-def _instrument(clock):
-    """Time every primitive and the oneDNN functions; reorders are ``_execute`` calls of a reorder primitive."""
-    for prim in [o for o in gc.get_objects() if isinstance(o, Primitive)]:
+@contextlib.contextmanager
+def _instrumented(clock):
+    """Time every primitive and the oneDNN functions while inside; reorders are ``_execute`` calls of a reorder
+    primitive.  Everything is put back on the way out."""
+    prims = [o for o in gc.get_objects() if isinstance(o, Primitive)]
+    saved = [(prim, "fun", prim.fun) for prim in prims]
+    saved += [(module, name, getattr(module, name)) for module, name in [*PART_OF_FUNCTION, (_convolutions, "_execute"),
+                                                                         (_convolutions, "_reorder")]]
+    for prim in prims:
         prim.fun = clock.timed(PART_OF_PRIMITIVE.get(prim.__name__, "other ops"), prim.fun)
     for (module, name), part in PART_OF_FUNCTION.items():
         setattr(module, name, clock.timed(part, getattr(module, name)))
@@ -83,13 +90,23 @@ def _instrument(clock):
     timed_reorder = clock.timed("conv: weight reorders", execute)
     _convolutions._reorder = made
     _convolutions._execute = lambda p, pairs: (timed_reorder if p.value in reorders else execute)(p, pairs)
-    _convolutions.plan.cache_clear()
+    _convolutions.plan.cache_clear()  # plans made from here on note their reorders
+    try:
+        yield
+    finally:
+        for owner, name, value in saved:
+            setattr(owner, name, value)
+        _convolutions.plan.cache_clear()
 
 
 def ours(batch, steps):
     """``{part: seconds}`` over ``steps`` training steps (after two warm-ups)."""
     clock = Clock()
-    _instrument(clock)
+    with _instrumented(clock):
+        return _profiled(clock, batch, steps)
+
+
+def _profiled(clock, batch, steps):
     model = layers.resnet18(10)
     x = np.random.default_rng(0).standard_normal((batch, 3, 32, 32)).astype(np.float32)
     labels = np.arange(batch) % 10

@@ -395,3 +395,18 @@ def test_an_hvp_operator_reorders_each_weight_once_for_all_its_products(monkeypa
     assert counts[("reorders", id(conv.weight))] == 2  # forward and backward data, once each for 3 products
     for a, b in zip(ours, reference):
         _close(a[0], b[0]), _close(a[1], b[1])
+
+
+def test_the_step_profile_times_each_part_and_puts_everything_back():
+    """bench/step_profile.py (issue 43's profile) finds every part of the step, and leaves the primitives and
+    the oneDNN functions as they were."""
+    from bench import step_profile
+
+    fun, execute, sgemm = _primitives.onednn_conv2d.fun, _convolutions._execute, _convolutions.sgemm
+    parts = step_profile.ours(2, 1)
+    assert (_primitives.onednn_conv2d.fun, _convolutions._execute, _convolutions.sgemm) == (fun, execute, sgemm)
+    expected = {"optimiser", "engine: recording", "engine: backward loop"}
+    if _onednn.ready():
+        expected |= {"conv: oneDNN forward", "conv: oneDNN backward data", "conv: oneDNN backward weights",
+                     "conv: weight reorders", "conv: dnnl_sgemm", "BatchNorm", "max pool", "ReLU"}
+    assert expected <= parts.keys() and all(seconds > 0 for seconds in parts.values()), parts
