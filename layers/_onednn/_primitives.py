@@ -72,7 +72,13 @@ def _trim(hw, kernel, stride, padding):
     them the same windows.  On ResNet-18's last stage (1×1 images, 3×3 kernels, padding 1) only the centre
     reaches: the other eight taps multiply padding, which oneDNN's direct convolutions skip, so the GEMMs here
     skip them too (a ninth of the work).  The whole kernel when nothing is left out, or when no one padding
-    (the layer's, equal on all sides) gives the trimmed kernel the same windows."""
+    (the layer's, equal on all sides) gives the trimmed kernel the same windows.
+
+    >>> _trim((1, 1), (3, 3), 1, 1)  # a 1×1 image: the centre, no padding
+    ((slice(None, None, None), slice(None, None, None), slice(1, 2, None), slice(1, 2, None)), 0)
+    >>> _trim((8, 8), (3, 3), 1, 1)[1]  # every tap reaches an 8×8 image: the whole kernel
+    1
+    """
     (r0, r1), (c0, c1) = (_kept_taps(n, k, stride, padding) for n, k in zip(hw, kernel))
     trimmed = padding - r0
     same = r0 == c0 and all(output_size(n, stop - first, stride, trimmed) == output_size(n, k, stride, padding)

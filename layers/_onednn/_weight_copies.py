@@ -9,7 +9,8 @@ its values cannot change: the hold is the weight's version (:func:`autodiff._pro
 copy made under it is served again.  Once the tapes let go the weight may change in place (an optimiser
 step, ``w -= lr * g``), and the next hold is a new version: the copy is made again, into the same memory.
 A weight no tape holds, or one still writeable through the array given (a view made before the hold), is
-copied at every call, as before.
+copied at every call, as before.  What design.md's protection cannot see, this cannot either: a write through
+another view made before the hold, or past ``setflags(write=True)``, would change the tape's gradients too.
 
 It pays wherever one weight version meets one layout twice: the forward and the input gradient below the
 split (one matrix for both), second order (the pullbacks call the convolution and its input gradient
