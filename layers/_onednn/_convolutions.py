@@ -123,12 +123,12 @@ def _weights_in(direction, plain, w):
     """``w`` in the layout ``direction`` reads: itself, or a reordered copy (kept while a tape holds ``w``)."""
     if direction.reorder is None:
         return np.ascontiguousarray(w, np.float32)
-    return _weight_copies.copy_of(w, direction, lambda into: _reordered(direction, plain, w, into))
+    return _weight_copies.copy_of(w, direction, lambda: _reordered(direction, plain, w))
 
 
-def _reordered(direction, plain, w, into=None):
-    """``w`` reordered into ``direction``'s layout, in ``into`` (or new memory)."""
-    copy = _aligned(direction.weights_bytes) if into is None else into
+def _reordered(direction, plain, w):
+    """``w`` reordered into ``direction``'s layout, in new memory."""
+    copy = _aligned(direction.weights_bytes)
     _execute(direction.reorder, [(lib.ARG_SRC, plain, np.ascontiguousarray(w, np.float32)),
                                  (lib.ARG_DST, direction.weights_md, copy)])
     return copy

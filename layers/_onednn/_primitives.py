@@ -125,11 +125,11 @@ def _matrix(w, taps):
     tape holds ``w`` (the forward and the input gradient read the same one, :mod:`._weight_copies`)."""
     if taps[2:] == (slice(None), slice(None)):
         return w.reshape(len(w), -1)
-    return _weight_copies.copy_of(w, taps, lambda into: _copied(w[taps], into))
+    return _weight_copies.copy_of(w, taps, lambda: _copied(w[taps]))
 
 
-def _copied(taps, into):
-    into = np.empty((len(taps), taps[0].size), taps.dtype) if into is None else into
+def _copied(taps):
+    into = np.empty((len(taps), taps[0].size), taps.dtype)
     np.copyto(into.reshape(taps.shape), taps)  # not reshape's copy: it is read-only when the weight is
     return into
 
