@@ -128,11 +128,30 @@ def _make_writeable(array):
 
 def held_count(array):
     """How many holds the registry has on ``array``'s buffer (0 when none): for tests and ``show``."""
+    held = hold_of(array)
+    return 0 if held is None else held[0]
+
+
+def hold_of(array):
+    """The registry's record of the holds on ``array``'s buffer, or ``None`` when no tape holds it.
+
+    The record is one object for as long as the buffer stays held, and a new one once it was let go and held
+    again, so it versions the values: something computed from a held array (oneDNN's reordered copy of a
+    weight) stays right while ``hold_of(array)`` is the object it was computed under (compare with ``is``).
+
+    >>> w = np.ones(3)
+    >>> first = hold(w); version = hold_of(w)
+    >>> hold_of(w) is version, hold_of(np.ones(3))
+    (True, None)
+    >>> let_go([first]); w += 1; again = hold(w)
+    >>> hold_of(w) is version
+    False
+    >>> let_go([again])
+    """
     root = array
     while isinstance(root.base, np.ndarray):
         root = root.base
-    held = _held.get(id(root))
-    return 0 if held is None else held[0]
+    return _held.get(id(root))
 
 
 # A tape's holds: each tape counts an array once, in ``tape.protected`` (id -> the buffer it holds).

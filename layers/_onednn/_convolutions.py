@@ -4,7 +4,8 @@ A :class:`Plan` holds, for one shape (``N, C, H, W``, weight ``O, C, kh, kw``, s
 primitive descriptors built from one forward descriptor (oneDNN's hint), each built on first use.  The
 images and output gradients are channels-last memory behind NCHW shapes (:mod:`layers._layout`), which
 oneDNN reads and writes in place (its ``nhwc``); the weight is torch's ``(O, C, kh, kw)``, reordered to the
-layout each primitive picks (``format_tag_any``) and back.  Each call waits for its stream, so a result is
+layout each primitive picks (``format_tag_any``) and back; a reordered weight is kept while a tape holds the
+weight unchanged (:mod:`._weight_copies`).  Each call waits for its stream, so a result is
 ready when the function returns.  :func:`sgemm` is ``dnnl_sgemm``: the small convolutions' GEMMs on the same
 OpenMP threads as the large ones'.
 """
@@ -17,6 +18,7 @@ import numpy as np
 from .._layout import channels_last, nchw, nhwc
 from .._windows import output_size
 from . import _library as lib
+from . import _weight_copies
 
 
 def _strides_md(shape, strides):
@@ -118,12 +120,17 @@ def plan(x_shape, w_shape, stride, padding):
 
 
 def _weights_in(direction, plain, w):
-    """``w`` in the layout ``direction`` reads: itself, or a reordered copy."""
-    w = np.ascontiguousarray(w, np.float32)
+    """``w`` in the layout ``direction`` reads: itself, or a reordered copy (kept while a tape holds ``w``)."""
     if direction.reorder is None:
-        return w
+        return np.ascontiguousarray(w, np.float32)
+    return _weight_copies.copy_of(w, direction, lambda: _reordered(direction, plain, w))
+
+
+def _reordered(direction, plain, w):
+    """``w`` reordered into ``direction``'s layout, in new memory."""
     copy = _aligned(direction.weights_bytes)
-    _execute(direction.reorder, [(lib.ARG_SRC, plain, w), (lib.ARG_DST, direction.weights_md, copy)])
+    _execute(direction.reorder, [(lib.ARG_SRC, plain, np.ascontiguousarray(w, np.float32)),
+                                 (lib.ARG_DST, direction.weights_md, copy)])
     return copy
 
 

@@ -14,14 +14,18 @@ in place of that argument (``deflinear``); ``vmap`` folds its batch into the ima
 matmul, in differentiable ops.
 
 Each forward splits by size: oneDNN's convolution where the output has at least :data:`MIN_POSITIONS`
-positions per image, else the im2col kernel and ``dnnl_sgemm`` (the same OpenMP threads).  A float64 or
-empty argument runs the numpy reference (im2col and numpy's matmul), so every value these primitives
+positions per image, else the im2col kernel and ``dnnl_sgemm`` (the same OpenMP threads), whose GEMMs leave
+out the kernel taps that only ever multiply padding (:func:`_trim`), as oneDNN's direct convolutions do.  A
+float64 or empty argument runs the numpy reference (im2col and numpy's matmul), so every value these primitives
 return is the convolution's, whatever reaches them.
 """
+
+import functools
 
 import numpy as np
 
 import autodiff.numpy as anp
+from autodiff._accel import buffers as _buffers
 from autodiff.extend import defbatch, deflinear, defvjp, primitive, value_of
 from autodiff.numpy._batch_helpers import _broadcast_batch, fold_leading, shape_of
 
@@ -30,6 +34,7 @@ from .._im2col import _col2im, _im2col, im2col
 from .._layout import nchw, rows
 from .._windows import output_size
 from . import _convolutions as dnnl
+from . import _weight_copies
 
 MIN_POSITIONS = 16  # output positions per image from which oneDNN's convolution runs (bench/onednn_threshold.py)
 
@@ -54,26 +59,79 @@ def _gemm(a, b, trans_a=False, trans_b=False):
     return (a.T if trans_a else a) @ (b.T if trans_b else b)
 
 
+def _kept_taps(size, kernel, stride, padding):
+    """``(first, stop)``: the kernel offsets along one axis that reach the image at some output position."""
+    reach = [k for k in range(kernel)
+             if any(0 <= o * stride - padding + k < size for o in range(output_size(size, kernel, stride, padding)))]
+    return (reach[0], reach[-1] + 1) if reach else (0, kernel)
+
+
+@functools.lru_cache(maxsize=256)
+def _trim(hw, kernel, stride, padding):
+    """``(index into the weight, padding)``: the taps that ever reach the image, and the padding that gives
+    them the same windows.  On ResNet-18's last stage (1×1 images, 3×3 kernels, padding 1) only the centre
+    reaches: the other eight taps multiply padding, which oneDNN's direct convolutions skip, so the GEMMs here
+    skip them too (a ninth of the work).  The whole kernel when nothing is left out, or when no one padding
+    (the layer's, equal on all sides) gives the trimmed kernel the same windows.
+
+    >>> _trim((1, 1), (3, 3), 1, 1)  # a 1×1 image: the centre, no padding
+    ((slice(None, None, None), slice(None, None, None), slice(1, 2, None), slice(1, 2, None)), 0)
+    >>> _trim((8, 8), (3, 3), 1, 1)[1]  # every tap reaches an 8×8 image: the whole kernel
+    1
+    """
+    (r0, r1), (c0, c1) = (_kept_taps(n, k, stride, padding) for n, k in zip(hw, kernel))
+    trimmed = padding - r0
+    same = r0 == c0 and all(output_size(n, stop - first, stride, trimmed) == output_size(n, k, stride, padding)
+                            for n, k, (first, stop) in zip(hw, kernel, ((r0, r1), (c0, c1))))
+    if not same or (r0, r1, c0, c1) == (0, kernel[0], 0, kernel[1]):
+        return (slice(None),) * 4, padding
+    return (slice(None), slice(None), slice(r0, r1), slice(c0, c1)), trimmed
+
+
 def _forward(x, w, stride, padding):
     check_window("conv2d", stride, padding)
     n, o, ho, wo = _out_shape(x.shape, w.shape, stride, padding)
     if _float32(x, w) and _large((n, o, ho, wo)):
         return dnnl.forward(x, w, stride, padding)
-    cols = _im2col(x, w.shape[2], w.shape[3], stride, padding)
-    return nchw(_gemm(cols, w.reshape(o, -1), trans_b=True).reshape(n, ho, wo, o))
+    taps, padding = _trim(x.shape[2:], w.shape[2:], stride, padding)
+    (kh, kw), w = w[taps].shape[2:], _matrix(w, taps)
+    return nchw(_gemm(_im2col(x, kh, kw, stride, padding), w, trans_b=True).reshape(n, ho, wo, o))
 
 
 def _input(g, w, shape, stride, padding):
     if _float32(g, w) and _large(g.shape):
         return dnnl.backward_data(g, w, shape, stride, padding)
-    o, _, kh, kw = w.shape
-    return _col2im(_gemm(rows(g), w.reshape(o, -1)), shape, kh, kw, stride, padding)
+    taps, padding = _trim(tuple(shape[2:]), w.shape[2:], stride, padding)
+    (kh, kw), w = w[taps].shape[2:], _matrix(w, taps)
+    return _col2im(_gemm(rows(g), w), shape, kh, kw, stride, padding)
 
 
 def _weight(x, g, shape, stride, padding):
     if _float32(x, g) and _large(g.shape):
         return dnnl.backward_weights(x, g, shape, stride, padding)
-    return _gemm(rows(g), _im2col(x, shape[2], shape[3], stride, padding), trans_a=True).reshape(shape)
+    taps, trimmed = _trim(x.shape[2:], tuple(shape[2:]), stride, padding)
+    o, c, kh, kw = (len(range(*t.indices(n))) for t, n in zip(taps, shape))
+    dw = _gemm(rows(g), _im2col(x, kh, kw, stride, trimmed), trans_a=True).reshape(o, c, kh, kw)
+    if dw.shape == tuple(shape):
+        return dw
+    full = _buffers.empty(shape, dw.dtype)  # recycled: a fresh array costs a page fault per 4 kB written
+    full.fill(0)  # the taps that only see padding get no gradient
+    full[taps] = dw
+    return full
+
+
+def _matrix(w, taps):
+    """The taps ``w[taps]`` as an ``(O, C·kh·kw)`` matrix: a view of the whole kernel, else a copy, kept while a
+    tape holds ``w`` (the forward and the input gradient read the same one, :mod:`._weight_copies`)."""
+    if taps[2:] == (slice(None), slice(None)):
+        return w.reshape(len(w), -1)
+    return _weight_copies.copy_of(w, taps, lambda: _copied(w[taps]))
+
+
+def _copied(taps):
+    into = np.empty((len(taps), taps[0].size), taps.dtype)
+    np.copyto(into.reshape(taps.shape), taps)  # not reshape's copy: it is read-only when the weight is
+    return into
 
 
 onednn_conv2d = primitive(_forward, "onednn_conv2d")

@@ -9,6 +9,7 @@ convolution; if the library does not load or a result differs, it warns once and
 then on.
 """
 
+import functools
 import os
 import warnings
 from importlib import metadata
@@ -30,9 +31,16 @@ class OneDNNWarning(RuntimeWarning):
 
 
 def installed():
-    """Is the ``[onednn]`` extra (``onednn-cpu-gomp``) installed, or a library named by ``AUTODIFF_ONEDNN_LIB``?"""
-    if os.environ.get("AUTODIFF_ONEDNN_LIB"):
-        return True
+    """Is the ``[onednn]`` extra (``onednn-cpu-gomp``) installed, or a library named by ``AUTODIFF_ONEDNN_LIB``?
+
+    Every float32 convolution asks (through :func:`ready`), so the package metadata is read once per process:
+    reading it costs about as much as a small convolution.  An extra installed after that is seen by the next
+    process."""
+    return bool(os.environ.get("AUTODIFF_ONEDNN_LIB")) or _wheel_installed()
+
+
+@functools.cache
+def _wheel_installed():
     try:
         metadata.version("onednn-cpu-gomp")
     except metadata.PackageNotFoundError:

@@ -413,7 +413,9 @@ def test_bad_shapes_are_named_with_the_fix():
 
 # ---- max pooling at kept places (one byte per output): kernels against twins ---------------------------------
 
-POOL_CASES = [((2, 3, 5, 6), 3, 2, 1), ((1, 2, 7, 7), 2, 2, 0), ((2, 17, 4, 5), 3, 1, 1), ((0, 2, 4, 4), 2, 2, 0)]
+POOL_CASES = [((2, 3, 5, 6), 3, 2, 1), ((1, 2, 7, 7), 2, 2, 0), ((2, 17, 4, 5), 3, 1, 1), ((0, 2, 4, 4), 2, 2, 0),
+              ((2, 67, 9, 9), 3, 2, 1),  # ResNet's stem pooling, channels past a vector's width: the kernel's lanes
+              ((1, 5, 16, 16), 16, 1, 0)]  # offsets up to 255: chosen in int32 lanes, stored as bytes
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])

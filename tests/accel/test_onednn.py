@@ -7,6 +7,8 @@ float64); vmap, jvp and per-example gradients of a conv net equal with and witho
 and the self-check.  The tests that need oneDNN skip when the extra is not installed; the others always run.
 """
 
+import functools
+import gc
 import warnings
 
 import numpy as np
@@ -14,12 +16,14 @@ import pytest
 
 import autodiff
 import autodiff.numpy as anp
+import optimisers
+import traversal
 from autodiff import _hooks
 from autodiff.extend import BatchingWarning
 from autodiff.nn import functional as F
 from layers import BatchNorm, Chain, Conv2d, MaxPool2d, _onednn, global_avg_pool
 from layers import _conv as conv
-from layers._onednn import _convolutions, _library, _primitives, _switch
+from layers._onednn import _convolutions, _library, _primitives, _switch, _weight_copies
 from tests.tree_asserts import assert_same_tree
 
 needs_onednn = pytest.mark.skipif(not _switch.installed(), reason="the [onednn] extra is not installed")
@@ -37,6 +41,9 @@ def _resnet18_shapes():
 EXTRA_SHAPES = [  # strides, paddings, odd and non-square sizes and kernels, one channel, one image
     ((1, 5, 7, 6), (3, 5, 2, 2), 2, 1), ((2, 1, 9, 9), (4, 1, 3, 3), 3, 2), ((2, 8, 10, 7), (6, 8, 3, 1), 1, 0),
     ((3, 16, 12, 12), (8, 16, 5, 5), 2, 2), ((2, 32, 6, 6), (16, 32, 1, 1), 1, 0),
+    # taps that only see padding, left out below the split: the centre of a 5×5, a 2×2 corner; rows only
+    # (kept whole: the layer's one padding cannot trim one axis)
+    ((2, 4, 1, 1), (5, 4, 5, 5), 1, 2), ((3, 6, 2, 2), (4, 6, 3, 3), 2, 1), ((2, 3, 1, 4), (4, 3, 3, 3), 1, 1),
 ]
 SHAPES = _resnet18_shapes() + EXTRA_SHAPES
 
@@ -116,6 +123,24 @@ def test_gradcheck_through_the_backend_in_float32(order, monkeypatch):
     assert autodiff.gradcheck(lambda m: anp.sum(m(x) ** 2), _net(np.float32), order=order)
 
 
+@needs_onednn
+def test_the_last_stage_multiplies_no_padding(monkeypatch):
+    """ResNet-18's last stage on 3×32×32 images convolves 1×1 images with 3×3 kernels: below the split the
+    GEMMs take the centre tap only (the eight others see padding), and the results are the reference's."""
+    kernels, im2col = [], _primitives._im2col
+    monkeypatch.setattr(_primitives, "_im2col",
+                        lambda x, kh, kw, *a: (kernels.append((kh, kw)), im2col(x, kh, kw, *a))[1])
+    monkeypatch.setattr(_primitives, "MIN_POSITIONS", 1 << 30)
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal((4, 32, 1, 1), np.float32), rng.standard_normal((16, 32, 3, 3), np.float32)
+    g = rng.standard_normal((4, 16, 1, 1), np.float32)
+    y_ref, dx_ref, dw_ref = _reference(x, w, 1, 1, g)
+    _close(_primitives._forward(x, w, 1, 1), y_ref)
+    _close(_primitives._input(g, w, x.shape, 1, 1), dx_ref)
+    _close(_primitives._weight(x, g, w.shape, 1, 1), dw_ref)
+    assert kernels == [(1, 1), (1, 1)]  # the forward's and the weight gradient's columns
+
+
 @pytest.mark.parametrize("order", [1, 2])
 def test_gradcheck_of_the_three_primitives_rules(order):
     """The rules that make oneDNN's three primitives each other's pullbacks and pushforwards, in float64."""
@@ -123,6 +148,10 @@ def test_gradcheck_of_the_three_primitives_rules(order):
     x, w = rng.standard_normal((2, 3, 6, 5)), rng.standard_normal((4, 3, 3, 3))
     g = rng.standard_normal((2, 4, 3, 3))
     conv2d, conv_input, conv_weight = _primitives.onednn_conv2d, _primitives.conv_input, _primitives.conv_weight
+    assert autodiff.gradcheck(lambda x, w: anp.sum(anp.sin(conv2d(x, w, 2, 1))), x, w, order=order)
+    assert autodiff.gradcheck(lambda g, w: anp.sum(anp.sin(conv_input(g, w, x.shape, 2, 1))), g, w, order=order)
+    assert autodiff.gradcheck(lambda x, g: anp.sum(anp.sin(conv_weight(x, g, w.shape, 2, 1))), x, g, order=order)
+    x, w, g = x[:, :, :2, :2], rng.standard_normal((4, 3, 3, 3)), g[:, :, :1, :1]  # only a 2×2 corner of w reaches x
     assert autodiff.gradcheck(lambda x, w: anp.sum(anp.sin(conv2d(x, w, 2, 1))), x, w, order=order)
     assert autodiff.gradcheck(lambda g, w: anp.sum(anp.sin(conv_input(g, w, x.shape, 2, 1))), g, w, order=order)
     assert autodiff.gradcheck(lambda x, g: anp.sum(anp.sin(conv_weight(x, g, w.shape, 2, 1))), x, g, order=order)
@@ -229,6 +258,29 @@ def test_a_library_that_does_not_load_warns_and_the_reference_runs(monkeypatch):
         _library.load.cache_clear()
 
 
+@needs_onednn
+def test_a_convolution_reads_no_package_metadata(monkeypatch):
+    """Every float32 convolution asks whether the extra is installed; the wheel's metadata is read once per
+    process (reading it cost as much as a small convolution, issue 43's profile)."""
+    assert _switch.installed()
+
+    def refuse(name):
+        raise AssertionError(f"the metadata of {name} was read again")
+
+    monkeypatch.setattr(_switch.metadata, "version", refuse)
+    x, w = np.ones((1, 2, 5, 5), np.float32), np.ones((3, 2, 3, 3), np.float32)
+    np.testing.assert_allclose(_switch.convolve(x, w, 1, 1), conv.conv2d(x, w, 1, 1), rtol=1e-6)
+    assert _switch.installed()
+
+
+def test_a_library_named_in_the_environment_counts_as_installed(monkeypatch):
+    monkeypatch.setattr(_switch, "_wheel_installed", lambda: False)
+    monkeypatch.delenv("AUTODIFF_ONEDNN_LIB", raising=False)
+    assert not _switch.installed()
+    monkeypatch.setenv("AUTODIFF_ONEDNN_LIB", "/somewhere/libdnnl.so.3")
+    assert _switch.installed()
+
+
 def test_the_switches_and_the_reference_mode():
     if _hooks.REFERENCE:
         assert _hooks.hooks.convolve is conv.conv2d  # not even installed
@@ -260,3 +312,103 @@ def test_the_float32_hvp_on_onednn_agrees_with_the_float64_reference():
 
     want = hvp(np.float64)
     np.testing.assert_allclose(hvp(np.float32), want, rtol=2e-3, atol=2e-3 * np.abs(want).max())
+
+
+def _copies(monkeypatch):
+    """``{(kind, id(weight)): copies}``, growing at every copy of a weight into the layout a convolution reads:
+    oneDNN's reorders, and the trimmed taps' matrix below the split (a view of the weight's taps)."""
+    counts, reordered, copied = {}, _convolutions._reordered, _primitives._copied
+
+    def count(key):
+        counts[key] = counts.get(key, 0) + 1
+
+    monkeypatch.setattr(_convolutions, "_reordered", lambda d, plain, w: (
+        count(("reorders", id(w))), reordered(d, plain, w))[1])
+    monkeypatch.setattr(_primitives, "_copied", lambda taps: (
+        count(("trimmed", id(taps.base))), copied(taps))[1])
+    return counts
+
+
+def _close_trees(ours, reference, rtol=1e-4):
+    for a, b in zip(traversal.trainables(ours), traversal.trainables(reference)):
+        _close(a, np.asarray(b, np.float64), rtol)
+
+
+@active
+@pytest.mark.parametrize("size, copies", [(8, {"reorders": 3}), (1, {"trimmed": 2})], ids=["oneDNN", "trimmed"])
+def test_a_weight_changed_in_place_is_copied_again(monkeypatch, size, copies):
+    """A step's weight version is copied at most twice per layout, though the loss convolves three times and
+    pulls back through one of them: the first copy is not kept, the second is and serves the rest (oneDNN's
+    forward reorders twice for three convolutions, its backward data once; below the split, on 1×1 images,
+    the forward and the input gradient read one matrix of the centre taps: four reads, two copies).  A weight
+    written in place between steps (same array, a new hold) is copied again: every value and gradient is the
+    new weight's, as the numpy reference's."""
+    rng = np.random.default_rng(4)
+    conv = Conv2d.init(8, 16, 3, padding=1, bias=False)
+    x, x2 = rng.standard_normal((2, 2, 8, size, size), np.float32)
+    loss = lambda c, x: anp.sum(anp.tanh(c(x)) ** 2) + anp.sum(c(x2) * c(x2))  # noqa: E731
+    step = autodiff.value_and_grad(loss, argnums=(0, 1))  # x's gradient runs the input gradient
+    counts, values = _copies(monkeypatch), []
+    for _ in range(3):
+        counts.clear()
+        (value, (g, gx)), (ref_value, (ref_g, ref_gx)) = _with_and_without(lambda: step(conv, x))
+        assert counts == {(kind, id(conv.weight)): n for kind, n in copies.items()}
+        _close(value, ref_value), _close(gx, ref_gx), _close_trees(g, ref_g)
+        values.append(value)
+        conv.weight -= 0.05 * g.weight / np.abs(g.weight).max()  # in place, now that the step's tape is done
+    assert len(set(values)) == 3  # the updates changed the loss: a stale copy would have been caught
+
+
+@active
+def test_weights_an_optimiser_replaces_are_the_new_ones(monkeypatch):
+    """``optimisers.update`` returns new arrays (the old ones are freed, their addresses reused): each step
+    runs the new weights, as the reference does, and no copy outlives its weight."""
+    rng = np.random.default_rng(5)
+    net = Chain([Conv2d.init(3, 8, 3, padding=1), F.relu, Conv2d.init(8, 8, 3, padding=1), global_avg_pool])
+    x = rng.standard_normal((2, 3, 8, 8), np.float32)
+    step = autodiff.value_and_grad(lambda m: anp.sum(m(x) ** 2))
+    state, kept = optimisers.setup(optimisers.Momentum(0.5, 0.9), net), _weight_copies.kept()
+    for _ in range(3):
+        (value, g), (ref_value, ref_g) = _with_and_without(functools.partial(step, net))
+        _close(value, ref_value), _close_trees(g, ref_g)
+        state, net = optimisers.update(state, net, g)
+    net = state = g = ref_g = None
+    gc.collect()
+    assert _weight_copies.kept() <= kept
+
+
+@active
+def test_an_hvp_operator_reorders_each_weight_once_for_all_its_products(monkeypatch):
+    """The operator's tape holds the weight for its whole life: after a direction's first read, every product
+    reads the same kept copy, and the products equal the numpy reference's."""
+    rng = np.random.default_rng(6)
+    conv = Conv2d.init(4, 8, 3, padding=1, bias=False)
+    x = rng.standard_normal((2, 4, 8, 8), np.float32)
+    f = lambda w, x: anp.sum(anp.tanh(Conv2d(w, None, 1, 1)(x)) ** 2)  # noqa: E731
+    vs = [(rng.standard_normal(conv.weight.shape, np.float32), rng.standard_normal(x.shape, np.float32))
+          for _ in range(3)]
+    counts = _copies(monkeypatch)
+
+    def products():
+        op = autodiff.hvp_operator(f, conv.weight, x, argnums=(0, 1))
+        return [op(v) for v in vs]
+
+    ours, reference = _with_and_without(products)
+    assert counts[("reorders", id(conv.weight))] <= 4  # forward and backward data, at most twice each (was 25)
+    for a, b in zip(ours, reference):
+        _close(a[0], b[0]), _close(a[1], b[1])
+
+
+def test_the_step_profile_times_each_part_and_puts_everything_back():
+    """bench/step_profile.py (issue 43's profile) finds every part of the step, and leaves the primitives and
+    the oneDNN functions as they were."""
+    from bench import step_profile
+
+    fun, execute, sgemm = _primitives.onednn_conv2d.fun, _convolutions._execute, _convolutions.sgemm
+    parts = step_profile.ours(2, 1)
+    assert (_primitives.onednn_conv2d.fun, _convolutions._execute, _convolutions.sgemm) == (fun, execute, sgemm)
+    expected = {"optimiser", "engine: recording", "engine: backward loop"}
+    if _onednn.ready():
+        expected |= {"conv: oneDNN forward", "conv: oneDNN backward data", "conv: oneDNN backward weights",
+                     "conv: weight reorders", "conv: dnnl_sgemm", "BatchNorm", "max pool", "ReLU"}
+    assert expected <= parts.keys() and all(seconds > 0 for seconds in parts.values()), parts
