@@ -18,13 +18,19 @@ def backward(tape, seeds, free=False):
     dropped from the tape as its pullback starts, so the values it saved go
     as soon as they are read for the last time, as torch frees saved tensors.
     """
-    entries, cts = tape.entries, [None] * len(tape.entries)
-    for index, ct in seeds.items():
-        cts[index] = add_tangents(cts[index], ct)
+    entries, cts = tape.entries, seeded(tape, seeds)
     for i in range(max(seeds, default=-1), -1, -1):
         entry = entries[i]
         if cts[i] is not None and entry[0] is not None:  # something reached it, and it is no input
             step(tape, i, entry, cts, free)
+    return cts
+
+
+def seeded(tape, seeds):
+    """One cotangent slot per entry of ``tape``, the ``seeds`` ({entry index: cotangent}) in theirs."""
+    cts = [None] * len(tape.entries)
+    for index, ct in seeds.items():
+        cts[index] = add_tangents(cts[index], ct)
     return cts
 
 

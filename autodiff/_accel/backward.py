@@ -1,8 +1,7 @@
-"""The backward pass with its most common entries inline: per-argument pullbacks or a residual rule, a plain
-cotangent.
+"""The backward pass with its most common entries inline: per-argument pullbacks and a plain cotangent.
 
 Plugs in as ``autodiff._backward.run``; the reference is ``autodiff._backward.backward``, whose ``step``
-this calls for every other entry (a joint rule, a thunk or a zero, an observer listening).
+this calls for every other entry.
 Off under ``AUTODIFF_REFERENCE=1``.
 
 >>> import autodiff
@@ -13,35 +12,30 @@ Off under ``AUTODIFF_REFERENCE=1``.
 
 import numpy as np
 
-from .._backward import observers, step
-from .._primitive import ResidualRule, _rules
+from .._backward import observers, seeded, step
+from .._primitive import _rules
 from .._tangents import add_tangents
 
 _PLAIN = (np.ndarray, float, np.float64, np.float32)  # cotangents that are neither thunks nor zeros
-_INLINE = frozenset((tuple, ResidualRule))  # rules pulled back here: per-argument pullbacks, a residual rule
 
 
 def backward_unrolled(tape, seeds, free=False):
-    """``_backward.backward``, with an entry of per-argument pullbacks or a residual rule pulled back inline."""
-    entries, cts = tape.entries, [None] * len(tape.entries)
-    for index, ct in seeds.items():
-        cts[index] = add_tangents(cts[index], ct)
+    """``_backward.backward``, with an entry of per-argument pullbacks pulled back inline (the reference's ``step``
+    takes every other: a joint or residual rule, a thunk or a zero, an argument given no pullback, an observer)."""
+    entries, cts = tape.entries, seeded(tape, seeds)
     for i in range(max(seeds, default=-1), -1, -1):
         g, entry = cts[i], entries[i]
         if g is None or entry[0] is None:
             continue
         prim, parents, argnums, ans, args, kwargs = entry
         rule = _rules.get(prim)
-        past_end = type(rule) is tuple and argnums[-1] >= len(rule)  # no pullback given: the reference raises
-        if type(g) not in _PLAIN or observers or type(rule) not in _INLINE or past_end:
+        if type(g) not in _PLAIN or observers or type(rule) is not tuple or argnums[-1] >= len(rule):
             step(tape, i, entry, cts, free)
             continue
         cts[i] = None
         if free:
             entries[i] = None
-        if type(rule) is ResidualRule:
-            _pull_residual(tape, i, rule, g, entry, cts, free)
-        elif len(parents) != 1:
+        if len(parents) != 1:
             _pull_each(rule, g, entry, cts)
         else:
             c, p = rule[argnums[0]](g, ans, *args, **kwargs), parents[0]
@@ -54,14 +48,4 @@ def _pull_each(rule, g, entry, cts):
     _, parents, argnums, ans, args, kwargs = entry
     for k, p in zip(argnums, parents):
         c = rule[k](g, ans, *args, **kwargs)
-        cts[p] = c if cts[p] is None else add_tangents(cts[p], c)
-
-
-def _pull_residual(tape, i, rule, g, entry, cts, free):
-    """A residual rule's cotangents of the traced arguments (a thunk stays a thunk), added to their parents'."""
-    _, parents, argnums, ans, args, kwargs = entry
-    residuals = tape.residuals.pop(i, None) if free else tape.residuals.get(i)
-    all_cts = rule.bwd(g, residuals, ans, *args, **kwargs)
-    for k, p in zip(argnums, parents):
-        c = all_cts[k]
         cts[p] = c if cts[p] is None else add_tangents(cts[p], c)
