@@ -6,9 +6,9 @@ The result is structured as ``jacobian``'s: ``h.W1.W2`` has shape ``W1.shape + W
 """
 
 from ._calls import argnums_of, checked_aux
-from ._checks import scalar_valued
 from ._holomorphic import holomorphic_grad
 from ._jacobian import checked_variables, jacfwd
+from ._output_checks import scalar_valued
 from ._transforms import grad
 
 _INSTEAD = ("Use autodiff.hvp for Hessian-vector products, or make the real and imaginary parts the "

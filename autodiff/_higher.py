@@ -13,11 +13,11 @@ structure, shape and dtype, and one direction per tied array
 from ._arguments import is_differentiable, zeros_like_primal
 from ._arguments import materialise as materialise_ct
 from ._calls import checked_aux, on_arguments, split_aux
-from ._checks import scalar_valued
 from ._directions import Variables, as_arguments, chosen_arguments
 from ._forward import dual, open_pushforward
 from ._hooks import hooks
 from ._jvp_rules import jvp_rule_of
+from ._output_checks import scalar_valued
 from ._parameter_vector import flat_direction
 from ._protection import release
 from ._tangents import ZeroTangent

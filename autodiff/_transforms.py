@@ -10,8 +10,8 @@ import numpy as np
 
 from ._arguments import gradient_of, trace_arguments
 from ._calls import argnums_of, split_aux
-from ._checks import check_scalar_output
 from ._hooks import hooks
+from ._output_checks import check_scalar_output
 from ._protection import release
 from ._traced import Traced, _state, open_tape, value_of
 from ._trees import rebuild_node, transform
