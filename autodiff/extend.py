@@ -35,7 +35,7 @@ from ._stop_gradient import value_of
 from ._structural import Tangent
 from ._study.rule_checks import RuleWarning, check_rules, guarded
 from ._tangents import NoTangent, Thunk, ZeroTangent, add_tangents, is_inexact, unthunk
-from ._traced import Traced
+from ._traced import Traced, staging_of
 from ._traced import value_of as _strip_all
 from ._via_ad import vjp_via_ad
 
@@ -57,7 +57,13 @@ def plain_value(x):
     >>> import autodiff
     >>> autodiff.vmap(lambda i: plain_value(i).shape == (3,) and i)(np.arange(3))
     array([0, 1, 2])
+
+    Under ``autodiff.jit`` the data differs per call, so a read is noted: that signature runs without jit.
     """
+    if type(x) is Traced:
+        staging = staging_of(x)
+        if staging is not None:
+            staging.read(sys._getframe(1))
     return _strip_all(x)
 
 

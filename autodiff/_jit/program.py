@@ -1,0 +1,78 @@
+"""A program: what one trace of ``autodiff.jit`` recorded, as data.
+
+Values are numbered: the inputs first (``%0``, ``%1``, ...: one per distinct array of the arguments), then one
+per equation.  An equation ``(prim, operands, kwargs, out)`` applies a primitive to operands, each a
+:class:`Var` (a numbered value) or a constant (an array or number the function captured), and defines value
+``out``.  ``outputs`` lists the output tree's leaves, each a :class:`Var` or a constant; ``out_tree`` rebuilds
+the tree.  ``avals`` gives each value's shape and dtype as traced.  ``print(program)`` shows the listing
+(:mod:`autodiff._jit.listing`); :func:`autodiff._jit.replay.replay` runs it.
+"""
+
+from typing import NamedTuple
+
+import numpy as np
+
+from .._protection import NESTED
+
+
+class Var:
+    """An operand that is a numbered value of the program (``%ref``), not a constant."""
+
+    __slots__ = ("ref",)
+
+    def __init__(self, ref):
+        self.ref = ref
+
+    def __repr__(self):
+        return f"%{self.ref}"
+
+
+class Aval(NamedTuple):
+    """A value's shape and dtype as traced (``shape`` ``None`` and ``dtype`` a type's name for a non-array)."""
+
+    shape: tuple
+    dtype: object
+
+    def __str__(self):
+        return str(self.dtype) if self.shape is None else f"{self.dtype}[{','.join(map(str, self.shape))}]"
+
+
+class Equation(NamedTuple):
+    prim: object  # a Primitive, or the program's own stop-gradient (autodiff._jit.staging.STOP)
+    operands: tuple  # Var or constant, one per positional argument
+    kwargs: dict
+    out: int
+
+
+class Program:
+    """A traced function: numbered inputs, equations in order, outputs and the tree they fold into."""
+
+    __slots__ = ("name", "n_inputs", "equations", "avals", "outputs", "out_tree", "size")
+
+    def __init__(self, name, n_inputs, equations, avals, outputs, out_tree):
+        self.name, self.n_inputs, self.equations = name, n_inputs, equations
+        self.avals, self.outputs, self.out_tree = avals, outputs, out_tree
+        self.size = len(avals)  # values are numbered below this (a pass may drop equations, never renumber)
+
+    def replace(self, equations):
+        """The same program with other equations (a pass's result)."""
+        return Program(self.name, self.n_inputs, equations, self.avals, self.outputs, self.out_tree)
+
+    def constants(self):
+        """The arrays the equations take as constants (operands and keyword arguments, nested ones too)."""
+        found, stack = {}, [e.operands for e in self.equations] + [e.kwargs for e in self.equations]
+        while stack:
+            x = stack.pop()
+            if type(x) is np.ndarray:
+                found[id(x)] = x
+            elif type(x) in NESTED:
+                stack.extend(x.values() if type(x) is dict else x)
+        return list(found.values())
+
+    def __str__(self):
+        from .listing import listing
+
+        return listing(self)
+
+    def __repr__(self):
+        return f"<program {self.name}: {self.n_inputs} inputs, {len(self.equations)} equations>"

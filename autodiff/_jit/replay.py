@@ -1,0 +1,30 @@
+"""The reference interpreter: one flat loop over a program's equations.
+
+An equation whose operands are all plain runs the primitive's own function (``prim.fun``), as eager code on
+plain arrays does, so ``jit(f)(x)`` is bitwise ``f(x)`` under ``AUTODIFF_REFERENCE=1``.  When an operand is
+traced by an outer transform (``grad(jit(f))``, ``vmap(jit(f))``, ``jvp(jit(f))``) the primitive is called as
+such, so the outer level records, batches or pushes it as it would eagerly.  A value is dropped after its last
+use (:attr:`Program.frees`), so a long program holds what eager code would.
+"""
+
+from .._traced import Traced
+from .program import Var
+
+
+def replay(program, inputs):
+    """The program's output leaves for these input values (one per input, in order).
+
+    >>> import numpy as np, autodiff, autodiff.numpy as anp
+    >>> program = autodiff.jit(lambda x: anp.sin(x) * 2.0).lower(np.zeros(2))
+    >>> replay(program, [np.full(2, np.pi / 2)])
+    [array([2., 2.])]
+    """
+    env = [None] * program.size
+    env[: program.n_inputs] = inputs
+    for prim, operands, kwargs, out in program.equations:
+        vals = [env[a.ref] if type(a) is Var else a for a in operands]
+        if Traced in map(type, vals):
+            env[out] = prim(*vals, **kwargs)
+        else:
+            env[out] = prim.fun(*vals, **kwargs)
+    return [env[o.ref] if type(o) is Var else o for o in program.outputs]
