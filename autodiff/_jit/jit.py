@@ -150,7 +150,7 @@ class Jitted:
         program = staging.program(self._name, outputs, out_tree)
         for name in self.passes:
             program = PASSES[name](program)
-        for array in program.constants():
+        for array in program.captured:
             protect(self._captured, array)
         self._cache[sig.key] = program
         return result, program

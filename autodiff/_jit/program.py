@@ -10,10 +10,6 @@ the tree.  ``avals`` gives each value's shape and dtype as traced.  ``print(prog
 
 from typing import NamedTuple
 
-import numpy as np
-
-from .._protection import NESTED
-
 
 class Var:
     """An operand that is a numbered value of the program (``%ref``), not a constant."""
@@ -47,27 +43,17 @@ class Equation(NamedTuple):
 class Program:
     """A traced function: numbered inputs, equations in order, outputs and the tree they fold into."""
 
-    __slots__ = ("name", "n_inputs", "equations", "avals", "outputs", "out_tree", "size")
+    __slots__ = ("name", "n_inputs", "equations", "avals", "outputs", "out_tree", "captured", "size")
 
-    def __init__(self, name, n_inputs, equations, avals, outputs, out_tree):
+    def __init__(self, name, n_inputs, equations, avals, outputs, out_tree, captured=()):
         self.name, self.n_inputs, self.equations = name, n_inputs, equations
         self.avals, self.outputs, self.out_tree = avals, outputs, out_tree
+        self.captured = captured  # the arrays the trace read as constants (equations' operands, plain calls')
         self.size = len(avals)  # values are numbered below this (a pass may drop equations, never renumber)
 
     def replace(self, equations):
         """The same program with other equations (a pass's result)."""
-        return Program(self.name, self.n_inputs, equations, self.avals, self.outputs, self.out_tree)
-
-    def constants(self):
-        """The arrays the equations take as constants (operands and keyword arguments, nested ones too)."""
-        found, stack = {}, [e.operands for e in self.equations] + [e.kwargs for e in self.equations]
-        while stack:
-            x = stack.pop()
-            if type(x) is np.ndarray:
-                found[id(x)] = x
-            elif type(x) in NESTED:
-                stack.extend(x.values() if type(x) is dict else x)
-        return list(found.values())
+        return Program(self.name, self.n_inputs, equations, self.avals, self.outputs, self.out_tree, self.captured)
 
     def __str__(self):
         from .listing import listing

@@ -3,8 +3,10 @@
 A jit opens a :class:`Staging` one level above the innermost open level of this thread.  A *staged value* is a
 ``Traced`` whose ``tape`` is that Staging: its ``value`` is the value of this call (it gives shapes, dtypes and
 the first result) and its ``index`` its number in the program.  A primitive called with a staged value of the
-highest level (or, while the jit traces, with plain values only) comes to :meth:`Staging.push`: the primitive
-runs on the unwrapped values (lower levels record as usual) and one equation is appended to the program.
+highest level comes to :meth:`Staging.push`: the primitive runs on the unwrapped values (lower levels record
+as usual) and one equation is appended to the program.  While the jit traces, a call on plain values only
+comes too: it depends on no input, so it runs once, now, and the arrays it read are noted as captured (the
+program depends on them: :mod:`autodiff._jit.jit` keeps them read-only).
 
 Python must never see a staged value's data: the program would bake in what it saw.  The user's
 ``bool``/``float``/``item`` of one raises :class:`~autodiff._jit.errors.ConcretizationError`; a read by the
@@ -48,7 +50,7 @@ STOP = _Stop()
 class Staging:
     """One jit trace's level: what a primitive does when its highest-level argument is staged."""
 
-    __slots__ = ("level", "active", "equations", "avals", "reads", "outer", "alive", "__weakref__")
+    __slots__ = ("level", "active", "equations", "avals", "reads", "outer", "alive", "captured", "__weakref__")
 
     def __init__(self, level):
         self.level = level
@@ -57,6 +59,7 @@ class Staging:
         self.reads = []  # who read a staged value's data (the program would bake it in)
         self.outer = []  # the primitives that met a value of an outer level the function closed over
         self.alive = {}  # id(array) -> array, every staged value's own: one met as a constant has leaked
+        self.captured = {}  # id(array) -> array, every constant the trace read: the program depends on them
 
     def input(self, value):
         """A new input of the program, standing for ``value``."""
@@ -64,9 +67,13 @@ class Staging:
         return self._staged(value, len(self.avals) - 1)
 
     def push(self, prim, args, kwargs):
-        """``prim(*args, **kwargs)`` on the unwrapped values, appended to the program as one equation."""
+        """``prim(*args, **kwargs)`` on the unwrapped values, appended to the program as one equation; a call
+        on plain values only (no staged one: it depends on no input) runs now, its arrays noted as captured."""
         if not self.active:
             raise leaked(prim, self)
+        if Traced not in map(type, args):
+            self._check_constant(prim, (args, kwargs))
+            return prim.fun(*args, **kwargs)
         argvals, operands, lower = list(args), [], False
         for i, a in enumerate(args):
             if type(a) is Traced and a.tape is self:
@@ -137,8 +144,10 @@ class Staging:
         stack = [value]
         while stack:
             x = stack.pop()
-            if type(x) is np.ndarray and id(x) in self.alive:
-                self.reads.append(f"a traced value's array reached {_name(prim)} as a constant")
+            if type(x) is np.ndarray:
+                if id(x) in self.alive:
+                    self.reads.append(f"a traced value's array reached {_name(prim)} as a constant")
+                self.captured[id(x)] = x
             elif type(x) is Traced:
                 self.reads.append(f"a traced value reached {_name(prim)} inside a container")
             elif type(x) in NESTED:
@@ -147,7 +156,7 @@ class Staging:
     def program(self, name, outputs, out_tree):
         """The program traced: the inputs came first, so they are the values no equation defines."""
         n_inputs = len(self.avals) - len(self.equations)
-        return Program(name, n_inputs, self.equations, self.avals, outputs, out_tree)
+        return Program(name, n_inputs, self.equations, self.avals, outputs, out_tree, list(self.captured.values()))
 
 
 class _Output:

@@ -14,7 +14,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...extend import plain_value
+from ...extend import surely
 from ...numpy import where
 from .._plain import plain
 
@@ -24,12 +24,12 @@ __all__ = ["plain", "restrict", "safe", "Parameter", "POSITIVE", "NONNEGATIVE", 
 
 def restrict(inside, logp, outside=-np.inf):
     """``logp`` where ``inside``, else ``outside``; the rule sends no cotangent to the outside entries."""
-    return logp if np.all(plain_value(inside)) else where(inside, logp, outside)  # inside for every example
+    return logp if surely(np.all, inside) else where(inside, logp, outside)  # inside for every example (not jit)
 
 
 def safe(inside, x, fill):
     """``x`` where ``inside``, else ``fill``: keeps the formula finite on entries ``restrict`` will drop."""
-    return x if np.all(plain_value(inside)) else where(inside, x, fill)
+    return x if surely(np.all, inside) else where(inside, x, fill)
 
 
 class Parameter(NamedTuple):
