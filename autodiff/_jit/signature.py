@@ -11,7 +11,6 @@ a 0-d array is traced.
 import numpy as np
 
 from .._batching import Batch
-from .._paths import format_path
 from .._traced import Traced
 from .._trees import leaves as leaves_of
 from .._trees import walk_flatten
@@ -22,7 +21,7 @@ _NUMBERS = (bool, int, float, complex, np.generic)
 class Signature:
     """One call, read: ``key`` (hashable), the dynamic ``leaves``, their ``treedef``, the ``distinct`` arrays
     and traced values among them (the program's inputs, in order) and, per leaf, its input's number
-    (``None`` for a static leaf)."""
+    (``None`` for a static leaf); ``statics`` holds the static arguments, ``([(position, value)], {name: value})``."""
 
     __slots__ = ("key", "leaves", "treedef", "distinct", "slots", "statics")
 
@@ -34,10 +33,10 @@ class Signature:
         """``(args, kwargs)`` with each traced leaf replaced by its input in ``inputs``."""
         leaves = [leaf if k is None else inputs[k] for leaf, k in zip(self.leaves, self.slots)]
         args, kwargs = self.treedef.unflatten(leaves)
-        args = list(args)
-        for i, value in self.statics:
+        (static_args, static_kwargs), args = self.statics, list(args)
+        for i, value in static_args:
             args[i] = value
-        return args, kwargs
+        return args, {**kwargs, **static_kwargs}
 
 
 def read_signature(name, args, kwargs, static_argnums, static_argnames):
@@ -72,13 +71,13 @@ def read_signature(name, args, kwargs, static_argnums, static_argnames):
             slots.append(None)
             leaf_keys.append(_static_key(name, lambda i=i: _leaf_path((tuple(dynamic), dynamic_kw), i), leaf))
     key = (static_key, _tree_key(treedef), tuple(leaf_keys))
-    return Signature(key, leaves, treedef, distinct, slots, statics)
+    return Signature(key, leaves, treedef, distinct, slots, (statics, static_kw))
 
 
 def _leaf_path(tree, i):
     """``args[0]['w']``: the key path of leaf ``i`` of ``(args, kwargs)`` (for an error only)."""
     path = leaves_of(tree)[i][0]
-    return ("args" if path[0] == 0 else "kwargs") + format_path(path[1:])
+    return ("args" if path[0] == 0 else "kwargs") + "".join(f"[{k!r}]" for k in path[1:])
 
 
 def _array_key(leaf):

@@ -73,7 +73,7 @@ class Staging:
             raise leaked(prim, self)
         if Traced not in map(type, args):
             self._check_constant(prim, (args, kwargs))
-            return prim.fun(*args, **kwargs)
+            return _inside(prim.fun, args, kwargs)
         argvals, operands, lower = list(args), [], False
         for i, a in enumerate(args):
             if type(a) is Traced and a.tape is self:
@@ -89,7 +89,7 @@ class Staging:
             operands.append(a)
         if kwargs:
             self._check_constant(prim, kwargs)
-        ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
+        ans = _inside(prim if lower else prim.fun, argvals, kwargs)
         return self.record(prim, tuple(operands), kwargs, ans)
 
     def record(self, prim, operands, kwargs, ans):
@@ -157,6 +157,17 @@ class Staging:
         """The program traced: the inputs came first, so they are the values no equation defines."""
         n_inputs = len(self.avals) - len(self.equations)
         return Program(name, n_inputs, self.equations, self.avals, outputs, out_tree, list(self.captured.values()))
+
+
+def _inside(fun, args, kwargs):
+    """``fun(*args, **kwargs)``, a primitive's call, with this thread's staging level set aside: the primitive's
+    own work (the functions its forward calls on plain values) is part of its equation, not equations of its own."""
+    tid = get_ident()
+    staging = ambient.pop(tid)
+    try:
+        return fun(*args, **kwargs)
+    finally:
+        ambient[tid] = staging
 
 
 class _Output:
