@@ -96,6 +96,8 @@ def _static_key(name, path, value):
     NaN equals itself), anything else by equality, which needs a hash; ``path()`` names it in the error."""
     if isinstance(value, _NUMBERS):
         return type(value), repr(value)
+    if type(value) is slice:  # unhashable before Python 3.12
+        return slice, tuple(_static_key(name, path, v) for v in (value.start, value.stop, value.step))
     try:
         hash(value)
     except TypeError:
