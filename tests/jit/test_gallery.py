@@ -7,9 +7,9 @@ import pytest
 
 import autodiff
 import autodiff.numpy as anp
-from autodiff._trees import leaves
 from tests.gallery import gallery
 from tests.modes import REFERENCE
+from tests.trees import leaves
 from traversal import fmap, isnumeric, total
 
 

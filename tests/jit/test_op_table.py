@@ -17,10 +17,10 @@ from hypothesis import strategies as st
 import autodiff
 import autodiff.numpy as anp
 from autodiff import JitFallbackWarning
-from autodiff._trees import leaves
 from tests.hypothesis_policy import DERANDOMIZE
 from tests.modes import REFERENCE
 from tests.op_table import OPS
+from tests.trees import leaves
 
 SETTINGS = settings(max_examples=2, deadline=None, suppress_health_check=list(HealthCheck), derandomize=DERANDOMIZE)
 GRADCHECKED = ("multiply", "divide", "power", "tanh", "sum", "matmul", "where", "maximum", "linalg.norm")

@@ -15,6 +15,7 @@ import traversal
 from autodiff import ConcretizationError, JitFallbackWarning
 from autodiff.extend import defvjp, plain_value, primitive
 from tests.modes import REFERENCE
+from tests.trees import leaves
 
 HERE = os.path.basename(__file__)
 
@@ -265,8 +266,6 @@ def test_jit_traces_through_inner_transforms(name):
 
 
 def _assert_same_tree(got, want):
-    from autodiff._trees import leaves
-
     gl, wl = leaves(got), leaves(want)
     assert [p for p, _ in gl] == [p for p, _ in wl]
     for (_, a), (_, b) in zip(gl, wl):
