@@ -19,6 +19,18 @@ def chain(x, lib):
     return x.sum()
 
 
+def _torch_step(torch, x):
+    """torch's forward and backward of the chain at ``x``, as a lane."""
+    t = torch.tensor(x)
+
+    def torch_step():
+        tt = t.clone().requires_grad_(True)
+        chain(tt, torch).backward()
+        return tt.grad
+
+    return torch_step
+
+
 def per_op_overhead(ctx):
     x = np.linspace(-1.0, 1.0, 10)
     ours = autodiff.grad(lambda x: chain(x, anp))
@@ -27,13 +39,7 @@ def per_op_overhead(ctx):
     lanes = {"ours": lambda: ours(x), "floor": lambda: chain(x, np)}
     torch = ctx.torch
     if torch is not None:
-        t = torch.tensor(x)
-
-        def torch_step():
-            tt = t.clone().requires_grad_(True)
-            chain(tt, torch).backward()
-            return tt.grad
-
+        torch_step = _torch_step(torch, x)
         ctx.check(row.suite, [ours(x)], [torch_step()], rtol=1e-10)
         lanes["torch"] = torch_step
     return [record(row, ctx.race(lanes, per=N_OPS))]  # judged on ours/torch; without torch, reported
@@ -51,14 +57,7 @@ def per_op_overhead_jit(ctx):
     lanes = {"ours": lambda: jitted(x), "floor": lambda: eager(x)}
     torch = ctx.torch
     if torch is not None:
-        t = torch.tensor(x)
-
-        def torch_step():
-            tt = t.clone().requires_grad_(True)
-            chain(tt, torch).backward()
-            return tt.grad
-
-        lanes["torch"] = torch_step
+        lanes["torch"] = _torch_step(torch, x)
     return [record(row, ctx.race(lanes, per=N_OPS))]
 
 

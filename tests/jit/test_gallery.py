@@ -6,27 +6,10 @@ import numpy as np
 import pytest
 
 import autodiff
-import autodiff.numpy as anp
-from tests.gallery import gallery
+from tests.engine.test_hvp_operator import _cases  # the gallery's models, a loss coupling every parameter
 from tests.modes import REFERENCE
 from tests.trees import leaves
-from traversal import fmap, isnumeric, total
-
-
-def _abs2(p):
-    return anp.sum(anp.real(p * anp.conj(p)))
-
-
-def _loss(m):
-    return total(lambda p: anp.sum(anp.real(anp.sin(p) * p)), m) + total(_abs2, m) ** 2
-
-
-def _cases():
-    for name, model in gallery().items():
-        if name == "one_array_in_two_arguments":  # the model as a pair of arguments, each its own variable
-            yield name, (lambda a, b: _loss({"a": a, "b": b})), model
-        else:
-            yield name, _loss, (model,)
+from traversal import fmap, isnumeric
 
 
 def _moved(model, seed):
