@@ -146,6 +146,9 @@ class Jitted:
             entry = self._cache[sig.key] = _Eager(reason)
             warnings.warn(f"jit({self._name}): this signature runs without jit: {reason}", JitFallbackWarning,
                           stacklevel=3)
+            if staging.opaque:  # the result may hold staged values inside those objects: run the function itself
+                args, kwargs = sig.rebuild(sig.distinct)
+                result = self.fun(*args, **kwargs)
             return result, entry
         program = staging.program(self._name, outputs, out_tree)
         for name in self.passes:
@@ -161,6 +164,9 @@ def _why_no_program(staging):
     if staging.reads:
         return (f"its trace read a traced value's data ({staging.reads[0]}), so the program would bake in the "
                 "branch this call took; write the code branch-free (anp.where) to let it compile")
+    if staging.opaque:
+        return (f"an output leaf is a {staging.opaque[0]}, an object jit cannot see inside (it may hold traced "
+                "values); return arrays in containers, or register its type with autodiff.extend.register_container")
     if staging.outer:
         return (f"the function closes over a value an outer transform is tracing (it reached "
                 f"{staging.outer[0]}); pass that value as an argument to let it compile")

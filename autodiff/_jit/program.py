@@ -43,13 +43,14 @@ class Equation(NamedTuple):
 class Program:
     """A traced function: numbered inputs, equations in order, outputs and the tree they fold into."""
 
-    __slots__ = ("name", "n_inputs", "equations", "avals", "outputs", "out_tree", "captured", "size")
+    __slots__ = ("name", "n_inputs", "equations", "avals", "outputs", "out_tree", "captured", "size", "frees")
 
     def __init__(self, name, n_inputs, equations, avals, outputs, out_tree, captured=()):
         self.name, self.n_inputs, self.equations = name, n_inputs, equations
         self.avals, self.outputs, self.out_tree = avals, outputs, out_tree
         self.captured = captured  # the arrays the trace read as constants (equations' operands, plain calls')
         self.size = len(avals)  # values are numbered below this (a pass may drop equations, never renumber)
+        self.frees = _last_uses(equations, outputs)
 
     def replace(self, equations):
         """The same program with other equations (a pass's result)."""
@@ -62,3 +63,19 @@ class Program:
 
     def __repr__(self):
         return f"<program {self.name}: {self.n_inputs} inputs, {len(self.equations)} equations>"
+
+
+def _last_uses(equations, outputs):
+    """Per equation, the values read (or made) there for the last time: the replay drops them after it, so a
+    long program holds what eager code would, not every value it made."""
+    kept = {o.ref for o in outputs if type(o) is Var}
+    seen, frees = set(kept), []
+    for eq in reversed(equations):
+        dead = [a.ref for a in eq.operands if type(a) is Var and a.ref not in seen]
+        seen.update(dead)
+        if eq.out not in seen:  # made and never read
+            dead.append(eq.out)
+            seen.add(eq.out)
+        frees.append(tuple(dict.fromkeys(dead)))
+    frees.reverse()
+    return frees

@@ -21,10 +21,12 @@ def replay(program, inputs):
     """
     env = [None] * program.size
     env[: program.n_inputs] = inputs
-    for prim, operands, kwargs, out in program.equations:
+    for (prim, operands, kwargs, out), dead in zip(program.equations, program.frees):
         vals = [env[a.ref] if type(a) is Var else a for a in operands]
         if Traced in map(type, vals):
             env[out] = prim(*vals, **kwargs)
         else:
             env[out] = prim.fun(*vals, **kwargs)
+        for ref in dead:  # read for the last time: dropped, as eager code drops its intermediates
+            env[ref] = None
     return [env[o.ref] if type(o) is Var else o for o in program.outputs]

@@ -24,6 +24,7 @@ from .._batching import example_shape
 from .._checks import leaked
 from .._protection import NESTED
 from .._stop_gradient import stop_gradient, value_of
+from .._tangents import NoTangent, ZeroTangent
 from .._traced import Traced, _state, ambient, close_level, current_level, staging_kinds
 from .._traced import value_of as strip_all
 from .errors import LIBRARY, asking_frame, concretization_error, in_packages, module_of, who
@@ -50,7 +51,8 @@ STOP = _Stop()
 class Staging:
     """One jit trace's level: what a primitive does when its highest-level argument is staged."""
 
-    __slots__ = ("level", "active", "equations", "avals", "reads", "outer", "alive", "captured", "__weakref__")
+    __slots__ = ("level", "active", "equations", "avals", "reads", "outer", "alive", "captured", "opaque",
+                 "__weakref__")
 
     def __init__(self, level):
         self.level = level
@@ -60,6 +62,7 @@ class Staging:
         self.outer = []  # the primitives that met a value of an outer level the function closed over
         self.alive = {}  # id(array) -> array, every staged value's own: one met as a constant has leaked
         self.captured = {}  # id(array) -> array, every constant the trace read: the program depends on them
+        self.opaque = []  # the types of output leaves jit cannot see inside (not registered containers)
 
     def input(self, value):
         """A new input of the program, standing for ``value``."""
@@ -125,6 +128,8 @@ class Staging:
             return Var(leaf.index)
         if type(leaf) is Traced:
             self._met_other(None, leaf)
+        elif type(leaf) not in PLAIN_OUTPUTS:  # an object jit cannot see inside: it may hold staged values
+            self.opaque.append(type(leaf).__name__)
         else:
             self._check_constant(None, leaf)
         return leaf
@@ -168,6 +173,11 @@ def _inside(fun, args, kwargs):
         return fun(*args, **kwargs)
     finally:
         ambient[tid] = staging
+
+
+# Output leaves that hold nothing traced: a program may return them as constants.
+PLAIN_OUTPUTS = frozenset((np.ndarray, int, float, complex, bool, str, bytes, type(None), slice, range, np.dtype,
+                           ZeroTangent, NoTangent, *(t for t in np.sctypeDict.values())))
 
 
 class _Output:

@@ -175,6 +175,16 @@ def test_closing_over_an_outer_transforms_value_runs_without_jit_and_stays_right
     np.testing.assert_allclose(got, np.sum(_x(0)), rtol=1e-12)
 
 
+def test_an_output_jit_cannot_see_inside_runs_without_jit_and_holds_plain_values():
+    import types
+
+    jf = autodiff.jit(lambda x: types.SimpleNamespace(y=anp.sin(x)))
+    with pytest.warns(JitFallbackWarning, match="an output leaf is a SimpleNamespace"):
+        first = jf(_x(0))
+    assert np.array_equal(first.y, np.sin(_x(0))) and type(first.y) is np.ndarray
+    assert np.array_equal(jf(_x(1)).y, np.sin(_x(1)))
+
+
 # --- captured arrays --------------------------------------------------------------------------------------------
 
 
@@ -208,6 +218,26 @@ def test_lower_gives_the_program_and_it_prints_as_a_listing():
     assert text.splitlines()[:2] == ["program <lambda>", "  in  %0:float64[3]  %1:float64[2,3]"]
     assert "%2 = sin(%0) -> float64[3]" in text and "{'s': %4, 'y': %1}" in text
     assert len(program.equations) == 3
+
+
+def test_the_replay_drops_every_value_after_its_last_use_but_the_outputs():
+    def f(x):
+        y = anp.sin(x)
+        z = anp.cos(y) * y
+        return z, anp.exp(z)
+
+    program = autodiff.jit(f, passes=()).lower(_x(0))
+    freed = [ref for dead in program.frees for ref in dead]
+    made = {e.out for e in program.equations} | set(range(program.n_inputs))
+    outputs = {o.ref for o in program.outputs}
+    assert sorted(freed) == sorted(made - outputs)  # each once, none an output
+    last_use = {}
+    for k, e in enumerate(program.equations):
+        for a in e.operands:
+            if hasattr(a, "ref"):
+                last_use[a.ref] = k
+    for k, dead in enumerate(program.frees):
+        assert all(last_use.get(ref, k) == k for ref in dead)
 
 
 def test_dead_code_elimination_drops_only_what_no_output_needs():
