@@ -110,6 +110,10 @@ class Jitted:
         self._hits += 1
         return entry.out_tree.unflatten(_fresh(entry, replay(entry, sig.distinct)))
 
+    def __get__(self, obj, objtype=None):
+        """A jitted method: the object is an argument, static by equality (its hash)."""
+        return self if obj is None else functools.partial(self, obj)
+
     def lower(self, *args, **kwargs):
         """The program for this call's signature (traced now unless cached); ``print`` it for its listing."""
         sig = read_signature(self._name, args, kwargs, self.static_argnums, self.static_argnames)

@@ -275,7 +275,8 @@ def test_outer_transforms_replay_a_cached_program_through_their_levels():
     assert jf.cache_info().traces == 5 and jf.cache_info().hits == 1
 
 
-@pytest.mark.parametrize("name", ["grad", "hvp", "vmap_grad", "total", "has_aux", "tuple"])
+@pytest.mark.parametrize("name", ["grad", "hvp", "vmap_grad", "total", "has_aux", "tuple", "hessian", "jacobian",
+                                  "jacfwd", "linearize", "vjp", "remat"])
 def test_jit_traces_through_inner_transforms(name):
     v = _x(7)
     fns = {
@@ -285,6 +286,12 @@ def test_jit_traces_through_inner_transforms(name):
         "total": lambda m: traversal.total(anp.sumsq, m),
         "has_aux": autodiff.grad(lambda x: (_f(x), anp.cos(x)), has_aux=True),
         "tuple": lambda x: (anp.sin(x), (anp.cos(x), 2.0)),
+        "hessian": autodiff.hessian(_f),
+        "jacobian": autodiff.jacobian(anp.sin),
+        "jacfwd": autodiff.jacfwd(anp.tanh),
+        "linearize": lambda x: autodiff.linearize(_f, x)[1](v),
+        "vjp": lambda x: autodiff.vjp(anp.sin, x)[1](v),
+        "remat": autodiff.grad(autodiff.remat(_f)),
     }
     f = fns[name]
     arg = {"w": _x(0), "b": [_x(1, (2,))]} if name == "total" else (_x(0, (4, 3)) if name == "vmap_grad" else _x(0))
@@ -304,6 +311,20 @@ def _assert_same_tree(got, want):
             assert np.result_type(a) == np.result_type(b)
         else:
             assert a == b
+
+
+def test_a_jitted_method_binds_its_object():
+    class Scale:
+        def __init__(self, c):
+            self.c = c
+
+        @autodiff.jit
+        def apply(self, x):
+            return x * self.c
+
+    s = Scale(3.0)
+    assert np.array_equal(s.apply(_x(0)), _x(0) * 3.0) and np.array_equal(s.apply(_x(1)), _x(1) * 3.0)
+    assert Scale.apply.cache_info().traces == 1
 
 
 def test_a_jit_inside_a_jit_is_part_of_the_outer_program():
