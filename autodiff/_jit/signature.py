@@ -2,7 +2,8 @@
 
 Two calls share a program when their arguments have the same tree structure, the same ties (which leaf
 positions hold the same array object, design.md section 3), the same shape and dtype at every array leaf, the
-same levels of outer transforms around every traced leaf, and equal values everywhere else: the static
+same levels of outer transforms around every traced leaf, the same container and trainable registries (a
+type registered since traces again), and equal values everywhere else: the static
 arguments (``static_argnums``, ``static_argnames``) and every leaf that is not an array.  Python and numpy
 numbers are such leaves (static, by type and value), so numpy's dtype promotion of a Python float stays exact;
 a 0-d array is traced.
@@ -11,6 +12,7 @@ a 0-d array is traced.
 import numpy as np
 
 from .._batching import Batch
+from .._containers import registry_version, trainable_filter_version
 from .._traced import Traced
 from .._trees import leaves as leaves_of
 from .._trees import walk_flatten
@@ -70,7 +72,8 @@ def read_signature(name, args, kwargs, static_argnums, static_argnames):
         else:
             slots.append(None)
             leaf_keys.append(_static_key(name, lambda i=i: _leaf_path((tuple(dynamic), dynamic_kw), i), leaf))
-    key = (static_key, _tree_key(treedef), tuple(leaf_keys))
+    registries = (registry_version(), trainable_filter_version())  # how trees flatten, what a grad inside treats
+    key = (static_key, _tree_key(treedef), tuple(leaf_keys), registries)  # as trainable: a change retraces
     return Signature(key, leaves, treedef, distinct, slots, (statics, static_kw))
 
 
