@@ -192,6 +192,7 @@ METHODS = {
     "__bool__": _one_value("bool", bool),
     "__float__": _float, "__complex__": _to_complex,
     "__int__": _one_value("int", int),
+    "__index__": _one_value("operator.index", operator.index),  # range(n), a[n], a shape: ints have no derivative
     "__hash__": None,
     "shape": property(_broadcast.shape_of),
     "dtype": property(_broadcast.dtype_of),

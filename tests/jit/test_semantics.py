@@ -133,7 +133,7 @@ def _line_of(text):
 
 @pytest.mark.parametrize("body, what", [
     ("if_", "bool()"), ("bool_", "bool()"), ("float_", "float()"), ("item", "x.item()"), ("int_", "int()"),
-    ("asarray", "np.asarray()")])
+    ("asarray", "np.asarray()"), ("index", "operator.index()")])
 def test_python_reading_a_traced_value_raises_naming_the_line(body, what):
     def if_(x):
         if anp.sum(x) > 0:  # line: if_
@@ -147,6 +147,7 @@ def test_python_reading_a_traced_value_raises_naming_the_line(body, what):
         "item": lambda x: anp.sum(x).item(),  # line: item
         "int_": lambda x: int(anp.sum(x)),  # line: int_
         "asarray": lambda x: np.asarray(x),  # line: asarray
+        "index": lambda x: list(range(anp.sum(x > 0))),  # line: index
     }
     with pytest.raises(ConcretizationError) as info:
         autodiff.jit(bodies[body])(_x(0))
