@@ -187,6 +187,15 @@ def test_a_rule_reading_data_makes_that_signature_run_without_jit_and_stays_righ
         jg.lower(positive)
 
 
+def test_a_library_rule_that_reads_data_falls_back_too():
+    jg = autodiff.jit(autodiff.grad(anp.prod))
+    with pytest.warns(JitFallbackWarning, match="_prod_vjp"):
+        jg(np.array([1.0, 2.0, 3.0]))  # no zeros: the fast path prod / x
+    with_zero = np.array([2.0, 0.0, 3.0])  # the other branch: prod / x would give nan
+    np.testing.assert_allclose(jg(with_zero), autodiff.grad(anp.prod)(with_zero), rtol=1e-12)
+    assert np.all(np.isfinite(jg(with_zero)))
+
+
 def test_closing_over_an_outer_transforms_value_runs_without_jit_and_stays_right():
     def outer(a):
         return anp.sum(autodiff.jit(lambda x: x * a)(_x(0)))
