@@ -168,11 +168,12 @@ def _inside(fun, args, kwargs):
     """``fun(*args, **kwargs)``, a primitive's call, with this thread's staging level set aside: the primitive's
     own work (the functions its forward calls on plain values) is part of its equation, not equations of its own."""
     tid = get_ident()
-    staging = ambient.pop(tid)
+    staging = ambient.pop(tid, None)  # None: a staged value met in a thread that is not tracing
     try:
         return fun(*args, **kwargs)
     finally:
-        ambient[tid] = staging
+        if staging is not None:
+            ambient[tid] = staging
 
 
 # Output leaves that hold nothing traced: a program may return them as constants.
@@ -216,6 +217,7 @@ class open_staging:
 
     def __exit__(self, kind, value, traceback):
         ambient.pop(get_ident(), None)
+        self.level.alive.clear()  # the trace's arrays go now, not with the last staged value someone kept
         close_level(self.level, value)
         return False
 
