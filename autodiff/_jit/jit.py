@@ -20,7 +20,7 @@ from .._traced import Traced
 from .._trees import walk_flatten
 from .passes import PASSES
 from .program import Var
-from .replay import replay
+from .replay import ShapeChanged, replay
 from .signature import read_signature
 from .staging import open_staging, staging_now
 
@@ -107,8 +107,14 @@ class Jitted:
         if type(entry) is _Eager:
             self._eager_calls += 1
             return self.fun(*args, **kwargs)
+        try:
+            leaves = replay(entry, sig.distinct)
+        except ShapeChanged as changed:  # Python may have read that shape while tracing: no program for it
+            self._fall_back(sig, f"{changed}, and the function may have read it while tracing", 2)
+            self._eager_calls += 1
+            return self.fun(*args, **kwargs)
         self._hits += 1
-        return entry.out_tree.unflatten(_fresh(entry, replay(entry, sig.distinct)))
+        return entry.out_tree.unflatten(_fresh(entry, leaves))
 
     def __get__(self, obj, objtype=None):
         """A jitted method: the object is an argument, static by equality (its hash)."""
@@ -147,9 +153,7 @@ class Jitted:
                                      for leaf in leaves])
         reason = _why_no_program(staging)
         if reason is not None:
-            entry = self._cache[sig.key] = _Eager(reason)
-            warnings.warn(f"jit({self._name}): this signature runs without jit: {reason}", JitFallbackWarning,
-                          stacklevel=3)
+            entry = self._fall_back(sig, reason, 3)
             if staging.opaque:  # the result may hold staged values inside those objects: run the function itself
                 args, kwargs = sig.rebuild(sig.distinct)
                 result = self.fun(*args, **kwargs)
@@ -161,6 +165,14 @@ class Jitted:
             protect(self._captured, array)
         self._cache[sig.key] = program
         return result, program
+
+
+    def _fall_back(self, sig, reason, depth):
+        """Keep no program for ``sig`` (that signature runs the function itself), saying why once."""
+        entry = self._cache[sig.key] = _Eager(reason)
+        warnings.warn(f"jit({self._name}): this signature runs without jit: {reason}", JitFallbackWarning,
+                      stacklevel=depth + 1)
+        return entry
 
 
 def _why_no_program(staging):

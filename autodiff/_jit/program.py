@@ -43,7 +43,8 @@ class Equation(NamedTuple):
 class Program:
     """A traced function: numbered inputs, equations in order, outputs and the tree they fold into."""
 
-    __slots__ = ("name", "n_inputs", "equations", "avals", "outputs", "out_tree", "captured", "size", "frees")
+    __slots__ = ("name", "n_inputs", "equations", "avals", "outputs", "out_tree", "captured", "size", "frees",
+                 "shapes")
 
     def __init__(self, name, n_inputs, equations, avals, outputs, out_tree, captured=()):
         self.name, self.n_inputs, self.equations = name, n_inputs, equations
@@ -51,6 +52,7 @@ class Program:
         self.captured = captured  # the arrays the trace read as constants (equations' operands, plain calls')
         self.size = len(avals)  # values are numbered below this (a pass may drop equations, never renumber)
         self.frees = _last_uses(equations, outputs)
+        self.shapes = [a.shape if type(a) is Aval else None for a in avals]  # what a replay's values must have
 
     def replace(self, equations):
         """The same program with other equations (a pass's result)."""

@@ -196,6 +196,19 @@ def test_a_library_rule_that_reads_data_falls_back_too():
     assert np.all(np.isfinite(jg(with_zero)))
 
 
+def test_a_shape_that_depends_on_the_data_stops_the_replay_and_runs_without_jit():
+    def mean_of_positives(x):
+        kept = x[x > 0]
+        return anp.sum(kept) / kept.shape[0]  # the shape, read while tracing, depends on the data
+
+    jf = autodiff.jit(mean_of_positives)
+    two, one = np.array([1.0, 2.0, -1.0]), np.array([1.0, -2.0, -1.0])
+    assert jf(two) == 1.5
+    with pytest.warns(JitFallbackWarning, match=r"the shape of %\d+ = getitem\(\.\.\.\) depends on the data"):
+        assert jf(one) == 1.0  # the program would say 0.5: it divides by the traced count, 2
+    assert jf(two) == 1.5 and jf.cache_info().eager_calls == 2
+
+
 def test_closing_over_an_outer_transforms_value_runs_without_jit_and_stays_right():
     def outer(a):
         return anp.sum(autodiff.jit(lambda x: x * a)(_x(0)))
