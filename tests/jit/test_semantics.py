@@ -356,6 +356,21 @@ def _assert_same_tree(got, want):
             assert a == b
 
 
+@pytest.mark.parametrize("transform", ["grad", "jvp"])
+def test_cotangent_and_tangent_additions_are_equations_of_the_program(transform):
+    """The backward loop's (and a JVP rule's) additions depend on the inputs: the program must hold them, in
+    the reference and the accelerated backward pass alike (which hand a staged cotangent to the reference)."""
+    def f(x):
+        return anp.sum(anp.sin(x) * anp.cos(x)) if transform == "grad" else anp.sin(x) * x
+
+    t = autodiff.grad(f) if transform == "grad" else (lambda x: autodiff.jvp(f, (x,), (x,))[1])
+    program = autodiff.jit(t).lower(_x(0))
+    assert [e.prim.__name__ for e in program.equations].count("add") == 1
+    jt = autodiff.jit(t)
+    jt(_x(0))
+    np.testing.assert_allclose(jt(_x(1)), t(_x(1)), rtol=1e-12)
+
+
 def test_a_jitted_method_binds_its_object():
     class Scale:
         def __init__(self, c):
