@@ -41,7 +41,13 @@ class Equation(NamedTuple):
 
 
 class Program:
-    """A traced function: numbered inputs, equations in order, outputs and the tree they fold into."""
+    """A traced function: numbered inputs, equations in order, outputs and the tree they fold into.
+
+    >>> import numpy as np, autodiff, autodiff.numpy as anp
+    >>> program = autodiff.jit(lambda x: {"y": anp.exp(x)}).lower(np.zeros(2))
+    >>> program.n_inputs, program.equations[0].prim.__name__, program.outputs, program.avals[1]
+    (1, 'exp', [%1], Aval(shape=(2,), dtype=dtype('float64')))
+    """
 
     __slots__ = ("name", "n_inputs", "equations", "avals", "outputs", "out_tree", "captured", "size", "frees",
                  "shapes")

@@ -49,7 +49,15 @@ STOP = _Stop()
 
 
 class Staging:
-    """One jit trace's level: what a primitive does when its highest-level argument is staged."""
+    """One jit trace's level: what a primitive does when its highest-level argument is staged.
+
+    >>> import autodiff.numpy as anp
+    >>> with open_staging() as staging:
+    ...     x = staging.input(np.ones(2))
+    ...     y = anp.sin(x) * 2.0
+    >>> [e.prim.__name__ for e in staging.equations], y.index, y.value
+    (['sin', 'multiply'], 2, array([1.68294197, 1.68294197]))
+    """
 
     __slots__ = ("level", "active", "equations", "avals", "reads", "outer", "alive", "captured", "opaque",
                  "__weakref__")
