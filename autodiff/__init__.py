@@ -20,6 +20,7 @@ from ._holomorphic import holomorphic_grad
 from ._hooks import accelerations
 from ._hvp_operator import HvpOperator, hvp_operator
 from ._jacobian import jacfwd, jacobian, jacrev
+from ._jit import ConcretizationError, JitFallbackWarning, jit
 from ._lazy import lazy_names
 from ._remat import remat
 from ._stop_gradient import stop_gradient
@@ -42,7 +43,7 @@ __all__ = [
     "stop_gradient", "DetachError",
     "gradcheck", "GradcheckError", "sumsq", "abssum", "maxabs", "scaled", "warmup", "trace", "Trace",
     "show", "ties", "explain", "Explanation", "compare", "Comparison", "semantics_table",
-    "holomorphic_grad", "ggnvp", "vmap", "remat",
+    "holomorphic_grad", "ggnvp", "vmap", "remat", "jit", "ConcretizationError", "JitFallbackWarning",
     "Tangent", "Thunk", "ZeroTangent", "NoTangent", "unthunk", "accelerations",
 ]
 

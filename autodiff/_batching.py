@@ -14,7 +14,7 @@ import numpy as np
 
 from ._batch_rules import batch_rule_of
 from ._residuals import Like
-from ._traced import Traced, _state, close_level, current_level
+from ._traced import Traced, _state, close_level, current_level, staging_kinds
 from ._tuple_values import with_arrays
 
 _SHAPED = (np.ndarray, Like)
@@ -186,10 +186,15 @@ def keep_batches(x):
     Rules read values (masks, shapes) without their derivatives; under a
     ``vmap`` those values still differ per example, so they stay batched.
     """
-    if type(x) is not Traced:
-        return x
-    levels, inner = _batch_levels(x)
-    return _rebatched(inner, levels)
+    levels = []
+    while type(x) is Traced:
+        if type(x.tape) in staging_kinds:  # jit's level: its program records the strip of the levels below
+            x = x.tape.kept(x)
+            break
+        if type(x.tape) is Batch:
+            levels.append(x.tape)
+        x = x.value
+    return _rebatched(x, levels)
 
 
 def escaped(name, level):

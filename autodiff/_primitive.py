@@ -11,11 +11,12 @@ argument, a tuple of per-argument pullbacks ``vjp(g, ans, *args, **kwargs)``, or
 """
 
 import inspect
+from threading import get_ident
 
 from ._checks import leaked
 from ._hooks import hooks, slot
 from ._protection import protect_inside
-from ._traced import Tape, Traced
+from ._traced import Tape, Traced, ambient
 
 _rules = {}
 _forwards = {}  # primitive -> fwd(*args, **kwargs) giving (value, residuals), for defvjp_fwd_bwd
@@ -42,8 +43,12 @@ class Primitive:
         if kwargs:
             _check_keywords(self, kwargs)
         if top is None:
+            if ambient:  # a jit is tracing: its level stages plain calls too, so their constants are the program's
+                staging = ambient.get(get_ident())
+                if staging is not None:
+                    return staging.push(self, args, kwargs)
             return self.fun(*args, **kwargs)
-        if type(top.tape) is not Tape:  # a jvp's level: push tangents forward, record nothing (_forward.py)
+        if type(top.tape) is not Tape:  # a jvp's, vmap's or jit's level: it says what a call does (its push)
             return top.tape.push(self, args, kwargs)
         return hooks.record(self, top.tape, args, kwargs)
 

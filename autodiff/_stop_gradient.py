@@ -12,7 +12,7 @@ import numpy as np
 
 from ._batching import Batch, batch_depth, keep_batches
 from ._protection import protect
-from ._traced import Tape, Traced
+from ._traced import Tape, Traced, staging_kinds, staging_of
 
 # id(traced argument) -> the watch of the rule call given it; empty unless a user rule runs nested. One dict for
 # all threads, so that value_of stays one test of an empty dict: two threads running rules nested at once, on
@@ -24,7 +24,9 @@ def value_of(x):
     """Strip every level of tracing from ``x`` (noting it when a rule strips an argument it was given traced).
 
     Under ``vmap`` the batch levels stay: a value read for a mask or a sign still differs per example, so it
-    comes back batched (with no derivative), and masks built from it by comparisons stay batched too.
+    comes back batched (with no derivative), and masks built from it by comparisons stay batched too.  Under
+    ``jit`` the staging level stays for the same reason: the value differs per call (the program records the
+    strip of the levels below it).
 
     >>> value_of(2.0)
     2.0
@@ -34,6 +36,8 @@ def value_of(x):
     while type(x) is Traced:
         if type(x.tape) is Batch:  # under vmap a value still differs per example: it stays batched
             return x if type(x.value) is not Traced else keep_batches(x)
+        if type(x.tape) in staging_kinds:  # under jit it differs per call: it stays staged
+            return x.tape.kept(x)
         x = x.value
     return x
 
@@ -52,7 +56,7 @@ def stop_gradient(x):
     """
     if watched and id(x) in watched:
         watched[id(x)].note(x, sys._getframe(1))
-    if type(x) is Traced and batch_depth(x):  # under vmap: no derivative, but still one value per example
+    if type(x) is Traced and (batch_depth(x) or staging_of(x)):  # vmap's, jit's: no derivative, but still data
         return keep_batches(x)
     return _constant(x)
 

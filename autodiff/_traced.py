@@ -15,6 +15,13 @@ from ._protection import hold_each, protect, release
 
 _state = threading.local()
 
+# The level types that stage a program rather than compute (``autodiff.jit``'s, registered by ``autodiff._jit``,
+# as containers are): their values stand for data that differs per call, so stripping levels keeps them.
+staging_kinds = set()
+# thread id -> the staging level tracing in that thread; empty unless a jit is tracing, so that a primitive
+# called on plain values tests one empty dict before it runs (a jit stages those calls too: their constants)
+ambient = {}
+
 
 class Tape:
     """One differentiation's record: a list of entries, appended in order.
@@ -149,8 +156,18 @@ def unprotected_input(tape, value):
     return Traced(value, tape, len(entries) - 1, tape.level)
 
 
+def staging_of(x):
+    """The staging level (``autodiff.jit``'s) on ``x``'s chain of levels, or ``None``."""
+    while type(x) is Traced:
+        if type(x.tape) in staging_kinds:
+            return x.tape
+        x = x.value
+    return None
+
+
 def value_of(x):
-    """Strip every level of tracing from ``x``."""
+    """Strip every level of tracing from ``x`` (for its shape, dtype or type; a read of its data goes through
+    ``autodiff.extend.plain_value``, which a jit notes)."""
     while type(x) is Traced:
         x = x.value
     return x

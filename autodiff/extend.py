@@ -35,7 +35,7 @@ from ._stop_gradient import value_of
 from ._structural import Tangent
 from ._study.rule_checks import RuleWarning, check_rules, guarded
 from ._tangents import NoTangent, Thunk, ZeroTangent, add_tangents, is_inexact, unthunk
-from ._traced import Traced
+from ._traced import Traced, staging_of
 from ._traced import value_of as _strip_all
 from ._via_ad import vjp_via_ad
 
@@ -43,7 +43,7 @@ __all__ = [
     "primitive", "defvjp", "defvjp_joint", "defvjp_fwd_bwd", "defjvp", "defjvp_joint", "deflinear",
     "Primitive", "Traced", "value_of", "is_differentiable", "is_inexact", "register_container", "register_leaf",
     "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents", "vjp_via_ad", "jvp_via_ad",
-    "check_rules", "RuleWarning", "defbatch", "batch_through", "batch_loop", "BatchingWarning", "plain_value",
+    "check_rules", "RuleWarning", "defbatch", "batch_through", "batch_loop", "BatchingWarning", "plain_value", "surely",
     "cycle_error",
 ]
 
@@ -57,8 +57,28 @@ def plain_value(x):
     >>> import autodiff
     >>> autodiff.vmap(lambda i: plain_value(i).shape == (3,) and i)(np.arange(3))
     array([0, 1, 2])
+
+    Under ``autodiff.jit`` the data differs per call, so a read is noted: that signature runs without jit.
     """
+    if type(x) is Traced:
+        staging = staging_of(x)
+        if staging is not None:
+            staging.read(sys._getframe(1))
     return _strip_all(x)
+
+
+def surely(test, x):
+    """``test(plain_value(x))`` as a bool when ``x``'s data is known; ``False`` under ``autodiff.jit``, where
+    it is not (the program serves every call).  For a fast path that is taken when the test holds and whose
+    general path is right for every value: under jit the general path runs, nothing is read, the program stays.
+
+    >>> import numpy as np
+    >>> surely(np.all, np.array([True, True])), surely(np.all, np.array([True, False]))
+    (True, False)
+    """
+    if type(x) is Traced and staging_of(x) is not None:
+        return False
+    return bool(test(_strip_all(x)))
 
 
 def primitive(fun, name=None):

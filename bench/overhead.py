@@ -19,6 +19,18 @@ def chain(x, lib):
     return x.sum()
 
 
+def _torch_step(torch, x):
+    """torch's forward and backward of the chain at ``x``, as a lane."""
+    t = torch.tensor(x)
+
+    def torch_step():
+        tt = t.clone().requires_grad_(True)
+        chain(tt, torch).backward()
+        return tt.grad
+
+    return torch_step
+
+
 def per_op_overhead(ctx):
     x = np.linspace(-1.0, 1.0, 10)
     ours = autodiff.grad(lambda x: chain(x, anp))
@@ -27,16 +39,26 @@ def per_op_overhead(ctx):
     lanes = {"ours": lambda: ours(x), "floor": lambda: chain(x, np)}
     torch = ctx.torch
     if torch is not None:
-        t = torch.tensor(x)
-
-        def torch_step():
-            tt = t.clone().requires_grad_(True)
-            chain(tt, torch).backward()
-            return tt.grad
-
+        torch_step = _torch_step(torch, x)
         ctx.check(row.suite, [ours(x)], [torch_step()], rtol=1e-10)
         lanes["torch"] = torch_step
     return [record(row, ctx.race(lanes, per=N_OPS))]  # judged on ours/torch; without torch, reported
 
 
-SUITES = [per_op_overhead]
+def per_op_overhead_jit(ctx):
+    """The same chain under ``autodiff.jit(grad(...))`` (issue 42), beside our eager grad and torch: reported, no
+    goal yet (stage 1 replays the program with a plain loop; fusion comes later)."""
+    x = np.linspace(-1.0, 1.0, 10)
+    eager = autodiff.grad(lambda x: chain(x, anp))
+    jitted = autodiff.jit(eager)
+    ctx.check("per-op overhead, jit", [jitted(np.linspace(-0.5, 0.5, 10)), jitted(x)], [eager(np.linspace(
+        -0.5, 0.5, 10)), eager(x)], rtol=1e-12)  # traced on one input, replayed on another
+    row = Row("per-op overhead, jit (µs/op, fwd+bwd)", note="ours = jit(grad); floor = our eager grad")
+    lanes = {"ours": lambda: jitted(x), "floor": lambda: eager(x)}
+    torch = ctx.torch
+    if torch is not None:
+        lanes["torch"] = _torch_step(torch, x)
+    return [record(row, ctx.race(lanes, per=N_OPS))]
+
+
+SUITES = [per_op_overhead, per_op_overhead_jit]

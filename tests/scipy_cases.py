@@ -8,7 +8,6 @@ import hypothesis.strategies as st
 import numpy as np
 
 import autodiff.numpy as anp
-from autodiff.extend import plain_value
 from autodiff.scipy import stats
 from autodiff.scipy.integrate import odeint
 
@@ -37,11 +36,11 @@ def near_identity(x):
 
 def spd(a):
     n = np.shape(a)[-1]
-    return a @ anp.swapaxes(a, -1, -2) + n * np.eye(n, dtype=np.result_type(plain_value(a)))
+    return a @ anp.swapaxes(a, -1, -2) + n * np.eye(n, dtype=anp.result_type(a))
 
 
 def well_conditioned(a):
-    return a + 3.0 * np.eye(np.shape(a)[-1], dtype=np.result_type(plain_value(a)))
+    return a + 3.0 * np.eye(np.shape(a)[-1], dtype=anp.result_type(a))
 
 
 def positive_of(x):

@@ -32,6 +32,7 @@ that rule is no longer watched.
 
 import os
 import warnings
+from threading import get_ident
 
 import numpy as np
 
@@ -42,7 +43,7 @@ from .._residuals import Like
 from .._stop_gradient import stop_gradient, value_of  # noqa: F401 (re-exported)
 from .._stop_gradient import watched as _watched
 from .._tangents import Thunk, ZeroTangent
-from .._traced import Traced, _state
+from .._traced import Traced, _state, ambient
 from .gradcheck import GradcheckError, gradcheck
 
 _switch = [os.environ.get("AUTODIFF_CHECK_RULES", "") not in ("", "0")]
@@ -161,6 +162,7 @@ def _gradcheck_rule(prim, differentiable, args, kwargs):
         return prim(*full, **kwargs)
 
     tracer, _state.tracer = _state.__dict__.get("tracer"), None  # a trace shows the program, not this check
+    staging = ambient.pop(get_ident(), None)  # nor does a jit's program record it (its plain values are a check's)
     try:
         for order in (1, 2):
             gradcheck(f, *[plain[i] for i in wrt], order=order)
@@ -169,6 +171,8 @@ def _gradcheck_rule(prim, differentiable, args, kwargs):
                              f"(defvjp(..., check=True) or autodiff.extend.check_rules): {e}") from None
     finally:
         _state.tracer = tracer
+        if staging is not None:
+            ambient[get_ident()] = staging
 
 
 class _Watch:
@@ -207,6 +211,7 @@ def _watching(guard, run, g, ans, args):
 def _warn_if_it_mattered(guard, run, g, values, stripped):
     plain, probe = [_plain(v) for v in values], _probe(_plain(g))
     tracer, _state.tracer = _state.__dict__.get("tracer"), None  # a trace shows the program, not this check
+    staging = ambient.pop(get_ident(), None)  # nor does a jit's program record it (its plain values are a check's)
     try:
         for position, level in stripped.items():
             if _lost(run, probe, plain, position):
@@ -216,6 +221,8 @@ def _warn_if_it_mattered(guard, run, g, values, stripped):
         return
     finally:
         _state.tracer = tracer
+        if staging is not None:
+            ambient[get_ident()] = staging
 
 
 def _lost(run, probe, plain, position):

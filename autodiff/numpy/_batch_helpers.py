@@ -15,8 +15,7 @@ import numpy as np
 from .._batch_rules import loop
 from .._batching import Batch, batch_depth, like_batches_of
 from .._batching import example_shape as _example_shape
-from .._traced import value_of as strip_all
-from ..extend import Traced
+from ..extend import Traced, plain_value
 
 shape_of = _example_shape  # one example's shape (hides every vmap's axis), as ``_broadcast.shape_of``
 
@@ -227,7 +226,7 @@ def per_example(fn, x, axis=None):
     array([1, 2, 0])
     """
     depth = batch_depth(x)
-    v = strip_all(x)
+    v = plain_value(x)  # a read of the data: a jit tracing x notes it (its program would bake fn's result in)
     if axis is None:
         return like_batches_of(x, fn(v)) if depth else fn(v)
     return like_batches_of(x, fn(v, int(axis) % (np.ndim(v) - depth) + depth)) if depth else fn(v, axis)
@@ -240,7 +239,7 @@ def over_example_axes(fn, x, axis):
     >>> over_example_axes(lambda v, axes: v.sum(axes), np.ones((2, 3)), None)
     np.float64(6.0)
     """
-    depth, v = batch_depth(x), strip_all(x)
+    depth, v = batch_depth(x), plain_value(x)  # a read of the data, noted by a jit tracing x
     ndim = np.ndim(v) - depth
     axes = tuple(range(ndim)) if axis is None else tuple(int(a) % ndim for a in np.atleast_1d(axis))
     out = fn(v, tuple(a + depth for a in axes))

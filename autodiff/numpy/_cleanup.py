@@ -9,7 +9,6 @@ import numpy as np
 
 from ..extend import Traced, plain_value, value_of
 from ._arraylike import as_array
-from ._batch_helpers import per_example
 from ._broadcast import dtype_of
 from ._complex import imag, real
 from ._elementwise import add, multiply, where
@@ -28,8 +27,10 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     if dtype_of(x).kind == "c":
         parts = [nan_to_num(part, nan=nan, posinf=posinf, neginf=neginf) for part in (real(x), imag(x))]
         return add(parts[0], multiply(parts[1], 1j))
-    v = value_of(x)
-    fixed = per_example(lambda v: np.nan_to_num(v, nan=nan, posinf=posinf, neginf=neginf), v)  # batched under vmap
+    v, dtype = value_of(x), dtype_of(x)  # the replacements chosen by masks: per example under vmap, per call under jit
+    big = np.asarray(np.finfo(dtype).max if posinf is None else posinf, dtype)
+    small = np.asarray(np.finfo(dtype).min if neginf is None else neginf, dtype)
+    fixed = where(np.isnan(v), np.asarray(nan, dtype), where(v > 0, big, small))
     return where(np.isfinite(v), x, fixed)
 
 

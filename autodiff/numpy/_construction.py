@@ -21,6 +21,7 @@ from ..extend import (
     defvjp,
     defvjp_joint,
     is_inexact,
+    plain_value,
     primitive,
     unthunk,
 )
@@ -281,7 +282,7 @@ def asarray_chkfinite(a, dtype=None, order=None):
     ValueError: autodiff.numpy.asarray_chkfinite: array must not contain infs or NaNs
     """
     out = asarray(a, dtype=dtype, order=order)
-    if is_inexact(dtype_of(out)) and not np.isfinite(_strip_all(out)).all():
+    if is_inexact(dtype_of(out)) and not np.isfinite(plain_value(out)).all():
         raise ValueError("autodiff.numpy.asarray_chkfinite: array must not contain infs or NaNs")
     return out
 

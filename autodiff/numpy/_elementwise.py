@@ -8,7 +8,7 @@ argument's shape and dtype; binary pushforwards ``broadcast_as`` the output.
 import numpy as np
 
 from .._hooks import hooks, slot
-from ..extend import ZeroTangent, defbatch, defjvp, deflinear, defvjp, plain_value, primitive, value_of
+from ..extend import ZeroTangent, defbatch, defjvp, deflinear, defvjp, primitive, surely, value_of
 from ._batch_helpers import elementwise
 from ._broadcast import broadcast_as, dtype_of, unbroadcast
 
@@ -59,10 +59,14 @@ deflinear(negative)
 defbatch(negative, elementwise(negative))
 
 
+def _no_zero(v):
+    return np.all(np.not_equal(v, 0))
+
+
 def _power_base_derivative(x, y):
     """``y * x ** (y - 1)``, the derivative in the base."""
     exponent = subtract(y, 1)
-    if np.any(np.equal(plain_value(y), 0)):  # in any example; y is rarely 0, so x (often large) is only scanned then
+    if not surely(_no_zero, y):  # a 0 in any example (or under jit: any call); y is rarely 0, so x is scanned then
         # y * x ** (y - 1) is 0 * inf at x = y = 0, where x ** 0 is constant: use the exponent 1 there,
         # so the derivative is 0 at every order (as in JAX)
         exponent = where(np.equal(value_of(x), 0) & np.equal(value_of(y), 0), 1.0, exponent)

@@ -13,7 +13,6 @@ differentiable in every array it is given, to any order, and batches under ``vma
 import numpy as np
 
 from .._batching import is_batched
-from .._traced import value_of as strip_all
 from ..extend import plain_value, value_of
 from ._arraylike import as_array
 from ._batch_helpers import per_example
@@ -141,7 +140,8 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     n = shape_of(xp)[0]
     if is_batched(value_of(xp)):
         raise NotImplementedError("autodiff.numpy.interp: xp batched by vmap is not supported; batch x and fp")
-    piece = per_example(lambda v: np.clip(np.searchsorted(strip_all(xp), v, "right") - 1, 0, max(n - 2, 0)), x)
+    grid = plain_value(xp)  # read for searchsorted: a jit tracing xp notes it
+    piece = per_example(lambda v: np.clip(np.searchsorted(grid, v, "right") - 1, 0, max(n - 2, 0)), x)
     x0, x1, f0, f1 = (take(a, piece + k) for a in (xp, fp) for k in (0, min(1, n - 1)))
     slope = divide(subtract(f1, f0), subtract(x1, x0)) if n > 1 else 0.0
     inside = add(f0, multiply(slope, subtract(x, x0)))

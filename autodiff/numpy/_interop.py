@@ -14,7 +14,11 @@ import sys
 
 import numpy as np
 
-from .._traced import DetachError  # noqa: F401  (raised here; defined in the core, which surfaces it)
+from .._batching import batch_depth
+from .._traced import (
+    DetachError,  # noqa: F401  (raised here; defined in the core, which surfaces it)
+    staging_of,
+)
 from .._traced import value_of as strip_all
 from ..extend import Traced, value_of
 
@@ -101,6 +105,10 @@ def _array_function(self, func, types, args, kwargs):
 
 
 def _array(self, dtype=None, copy=None):
+    staging = staging_of(self)
+    if staging is not None and (self.tape is staging or (_to_int(dtype) and not batch_depth(self))):
+        value = staging.concrete(self, "np.asarray()")  # jit's: the user's line raises, the library's is noted
+        return value if dtype is None else value.astype(dtype)
     if dtype is not None and np.dtype(dtype).kind in "biu":  # np.int64(x): a step function, as x.astype(int)
         if value_of(self) is strip_all(self):
             return strip_all(self).astype(dtype)
@@ -114,6 +122,10 @@ def _array(self, dtype=None, copy=None):
         "into a plain array), which would detach it from differentiation. Use the ops in autodiff.numpy "
         f"({_BUILD}), or autodiff.stop_gradient(x) if you want a constant" + _index_tricks_hint()
     )
+
+
+def _to_int(dtype):
+    return dtype is not None and np.dtype(dtype).kind in "biu"
 
 
 def _index_tricks_hint():

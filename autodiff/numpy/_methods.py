@@ -10,6 +10,7 @@ import operator
 import numpy as np
 
 from .._batching import Batch
+from .._traced import staging_kinds
 from .._traced import value_of as strip_all
 from ..extend import Traced, value_of
 from . import _binary as choose
@@ -35,7 +36,7 @@ def _method(f):
 def _compare(op, name):
     def compare(self, other):
         a, b = value_of(self), value_of(other)  # under vmap each example compares: the result stays batched
-        if _is_batch(a) or _is_batch(b):
+        if type(a) is Traced or type(b) is Traced:  # batched (vmap) or staged (jit): a primitive keeps it so
             from ._nondiff import NONDIFF
 
             return NONDIFF[name](a, b)
@@ -87,9 +88,16 @@ def _one_value(name, convert):
                 "or read it as one number; use anp.where(condition, a, b) for a per-example choice, or compute "
                 "it outside vmap"
             )
+        if type(v) is Traced:  # staged by a jit: its level raises, naming the line, or notes the library's read
+            return convert(v.tape.concrete(v, f"{name}()"))
         return convert(v)
 
     return method
+
+
+def _staged(x):
+    """The jit level ``x`` is staged at, when it is the highest level of ``x`` (else ``None``)."""
+    return x.tape if type(x) is Traced and type(x.tape) in staging_kinds else None
 
 
 def _len(self):
@@ -119,6 +127,8 @@ def _iter(self):
 
 
 def _float(self):
+    if _staged(self) is not None:
+        return float(self.tape.concrete(self, "float()"))
     raise DetachError(
         "float() of a traced value (also called by numpy for `a[i] = x` into a plain array) would "
         "detach it from differentiation. Keep it as an array (e.g. `x.sum()`) and "
@@ -126,8 +136,16 @@ def _float(self):
     )
 
 
+def _to_complex(self):
+    if _staged(self) is not None:
+        return complex(self.tape.concrete(self, "complex()"))
+    return _float(self)
+
+
 def _detaching(name):
     def refuse(self, *args, **kwargs):
+        if _staged(self) is not None:
+            return getattr(self.tape.concrete(self, f"x.{name}()"), name)(*args, **kwargs)
         raise DetachError(
             f"x.{name}() on a traced value would give plain Python numbers, detached from "
             f"differentiation. Keep it as an array; call autodiff.stop_gradient(x).{name}() if you "
@@ -172,8 +190,9 @@ METHODS = {
     "item": _detaching("item"), "tolist": _detaching("tolist"),
     "__len__": _len,
     "__bool__": _one_value("bool", bool),
-    "__float__": _float, "__complex__": _float,
+    "__float__": _float, "__complex__": _to_complex,
     "__int__": _one_value("int", int),
+    "__index__": _one_value("operator.index", operator.index),  # range(n), a[n], a shape: ints have no derivative
     "__hash__": None,
     "shape": property(_broadcast.shape_of),
     "dtype": property(_broadcast.dtype_of),

@@ -16,7 +16,7 @@ import warnings
 
 import numpy as np
 
-from ..extend import plain_value, value_of
+from ..extend import plain_value, surely, value_of
 from ._arraylike import as_array
 from ._binary import maximum
 from ._construction import astype
@@ -120,13 +120,18 @@ def nanstd(a, axis=None, ddof=0, keepdims=False):
     return root(nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims))
 
 
+def _none(v):
+    return not np.any(v)
+
+
 def _extreme(reduce, fill, name):
     def extreme(a, axis=None, keepdims=False):
         filled, nan = _filled(a, fill)
         out, empty = reduce(filled, axis=axis, keepdims=keepdims), NONDIFF["equal"](_count(nan, axis, keepdims), 0)
-        if not np.any(plain_value(empty)):
+        if surely(_none, empty):
             return out
-        warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
+        if surely(np.any, empty):  # known to hold (not under jit, where the program serves every call)
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=2)
         return where(empty, np.nan, out)
 
     extreme.__name__ = name

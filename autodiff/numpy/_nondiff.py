@@ -16,9 +16,8 @@ import functools
 
 import numpy as np
 
-from .._batching import batch_depth
 from .._traced import value_of as strip_all
-from ..extend import defbatch, is_inexact, primitive, value_of
+from ..extend import Traced, defbatch, is_inexact, primitive, value_of
 from ._batch_helpers import elementwise, reduction
 from ._broadcast import shape_of
 from ._searchsorted import searchsorted
@@ -36,7 +35,7 @@ def _batched(args, kwargs):
         x = stack.pop()
         if type(x) in (list, tuple):
             stack.extend(x)
-        elif batch_depth(x):
+        elif type(x) is Traced:  # stripped already: batched (vmap) or staged (jit), each a primitive's case
             return True
     return False
 
@@ -90,8 +89,9 @@ def refuse_under_vmap(name):
 
     def refuse(*args, **kwargs):
         raise NotImplementedError(
-            f"numpy.{name} under vmap: its result's size or layout depends on each example's values, so it cannot "
-            "be batched; use a mask (anp.where) instead, or call it outside vmap"
+            f"numpy.{name} under vmap or jit: its result's size or layout depends on the values (each example's, "
+            "each call's), so it cannot be batched or traced; use a mask (anp.where) instead, or call it outside "
+            "vmap and jit"
         )
 
     return refuse

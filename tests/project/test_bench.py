@@ -374,7 +374,7 @@ def test_out_writes_the_json_and_the_chart_and_compare_reads_it_back(tmp_path, c
     assert os.path.exists(str(tmp_path / "a.png"))
     assert runner.main(["--smoke", "--only", "overhead", "--out", second, "--compare", first]) == 0
     out = capsys.readouterr().out
-    assert "1 of 1 rows matched" in out and "before" in out
+    assert "2 of 2 rows matched" in out and "before" in out  # eager and jit
 
 
 def test_results_go_where_git_ignores_them_and_a_partial_run_writes_nothing_by_default():
@@ -426,7 +426,7 @@ def test_a_smoke_run_prints_the_table_without_warnings_and_leaves_the_checkout_a
     done = _bench("--smoke", "--only", "overhead")  # -W error::UserWarning: a warning would fail the run
     assert done.returncode == 0, done.stderr
     assert "per-op overhead" in done.stdout and "goals held" in done.stdout and "verdict" in done.stdout
-    assert "[1/1] overhead.per_op_overhead" in done.stderr and "\r" not in done.stderr  # piped: plain lines
+    assert "[1/2] overhead.per_op_overhead" in done.stderr and "\r" not in done.stderr  # piped: plain lines
     assert subprocess.run(status, cwd=ROOT, capture_output=True, text=True).stdout == before
 
 

@@ -11,7 +11,7 @@ import math
 
 import numpy as np
 
-from ..._traced import value_of as strip_all
+from ...extend import plain_value
 from ...numpy import (
     add,
     diag,
@@ -41,7 +41,7 @@ _LOG_2PI, _LOG_PI = math.log(2.0 * math.pi), math.log(math.pi)
 
 
 def _check_positive_definite(name, cov):
-    c = np.asarray(strip_all(cov), dtype=np.float64)  # under vmap: every example's matrix at once
+    c = np.asarray(plain_value(cov), dtype=np.float64)  # under vmap: every example's matrix at once
     factor = 1e3 if dtype_of(cov) == np.float32 else 1e6
     w = np.linalg.eigvalsh(c).reshape(-1, c.shape[-1])  # one row per matrix, each judged on its own scale
     tols = factor * np.finfo(dtype_of(cov)).eps * np.max(np.abs(w), axis=1)

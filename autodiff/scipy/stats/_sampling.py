@@ -15,11 +15,11 @@ __all__ = ["sampler"]
 
 
 def _plain(name, x):
-    if value_of(x) is not plain_value(x):  # under vmap: the batch's values, not one example's
+    if value_of(x) is not plain_value(x):  # under vmap: the batch's values, not one example's (under jit: a call's)
         raise TypeError(
-            f"autodiff.scipy.stats.{name}.rvs was called under vmap on a batched parameter; a sampler draws plain "
-            "values and does not batch. Draw outside vmap with the batch in the parameters' shape (size=(B, ...)), "
-            "or pass the draws into the vmapped function"
+            f"autodiff.scipy.stats.{name}.rvs was called under vmap on a batched parameter (or under jit on a traced "
+            "one); a sampler draws plain values and does not batch or trace. Draw outside vmap (jit) with the batch "
+            "in the parameters' shape (size=(B, ...)), and pass the draws into the vmapped (jitted) function"
         )
     return plain_value(x)
 

@@ -14,8 +14,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ...extend import plain_value
-from ...numpy import where
+from ...extend import surely
+from ...numpy import astype, where
 from .._plain import plain
 
 __all__ = ["plain", "restrict", "safe", "Parameter", "POSITIVE", "NONNEGATIVE", "PROBABILITY", "COUNT",
@@ -24,12 +24,16 @@ __all__ = ["plain", "restrict", "safe", "Parameter", "POSITIVE", "NONNEGATIVE", 
 
 def restrict(inside, logp, outside=-np.inf):
     """``logp`` where ``inside``, else ``outside``; the rule sends no cotangent to the outside entries."""
-    return logp if np.all(plain_value(inside)) else where(inside, logp, outside)  # inside for every example
+    if surely(np.all, inside):  # inside for every example (never assumed under jit)
+        return logp
+    if not isinstance(outside, (float, int)):  # an edge value per entry (0 below, 1 above): in logp's dtype
+        outside = astype(outside, np.result_type(logp), copy=False)
+    return where(inside, logp, outside)
 
 
 def safe(inside, x, fill):
     """``x`` where ``inside``, else ``fill``: keeps the formula finite on entries ``restrict`` will drop."""
-    return x if np.all(plain_value(inside)) else where(inside, x, fill)
+    return x if surely(np.all, inside) else where(inside, x, fill)
 
 
 class Parameter(NamedTuple):
