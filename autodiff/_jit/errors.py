@@ -21,8 +21,11 @@ class ConcretizationError(TypeError):
     >>> autodiff.jit(lambda x: x if x > 0 else -x)(anp.ones(1))  # doctest: +ELLIPSIS
     Traceback (most recent call last):
     ...
-    autodiff._jit.errors.ConcretizationError: jit: bool() of a traced value at ...
+    autodiff.ConcretizationError: jit: bool() of a traced value at ...
     """
+
+
+ConcretizationError.__module__ = "autodiff"  # where a user catches it
 
 
 def module_of(frame):

@@ -30,6 +30,9 @@ class JitFallbackWarning(UserWarning):
     value); :meth:`Jitted.cache_info` lists why."""
 
 
+JitFallbackWarning.__module__ = "autodiff"  # where a user filters it
+
+
 class CacheInfo(NamedTuple):
     traces: int  # calls that traced (a new signature, or a lower())
     hits: int  # calls that replayed a program
