@@ -25,7 +25,6 @@ import functools
 import numpy as np
 
 import autodiff.numpy as anp
-from autodiff._accel import buffers as _buffers
 from autodiff.extend import defbatch, deflinear, defvjp, primitive, value_of
 from autodiff.numpy._batch_helpers import _broadcast_batch, fold_leading, shape_of
 
@@ -114,8 +113,7 @@ def _weight(x, g, shape, stride, padding):
     dw = _gemm(rows(g), _im2col(x, kh, kw, stride, trimmed), trans_a=True).reshape(o, c, kh, kw)
     if dw.shape == tuple(shape):
         return dw
-    full = _buffers.empty(shape, dw.dtype)  # recycled: a fresh array costs a page fault per 4 kB written
-    full.fill(0)  # the taps that only see padding get no gradient
+    full = np.zeros(shape, dw.dtype)  # the taps that only see padding get no gradient
     full[taps] = dw
     return full
 
