@@ -45,6 +45,11 @@ def _jitted(f):
     return None if jit is None else jit(f)
 
 
+def _in_order(keys, f):
+    """A lane calling ``f`` once and listing its dict result in ``keys``' order (not one call per key)."""
+    return lambda: (lambda out: [out[k] for k in keys])(f())
+
+
 def _rows(ctx, name, lanes, goal, against, check, per=1):
     """The judged row (jit against ``against``: ``"floor"`` for JAX, ``"torch"``) and jit-against-eager."""
     lanes = {k: v for k, v in lanes.items() if v is not None}
@@ -108,13 +113,13 @@ def _hvp_lanes(ctx, sizes, batch):
         return mlp.ours_hvp(p, x, onehot, v)
 
     ours = _jitted(eager_hvp)
-    lanes = {"eager": lambda: [eager_hvp(params)[k] for k in keys],
-             "ours": ours and (lambda: [ours(params)[k] for k in keys])}
+    lanes = {"eager": _in_order(keys, lambda: eager_hvp(params)),
+             "ours": ours and _in_order(keys, lambda: ours(params))}
     jax, jnp = _jax()
     if jax is not None:
         loss = _jax_loss(jax, jnp)
         hvp = jax.jit(lambda p: jax.jvp(jax.grad(lambda q: loss(q, x, onehot)), (p,), (v,))[1])
-        lanes["floor"] = lambda: [np.asarray(t) for t in jax.block_until_ready([hvp(params)[k] for k in keys])]
+        lanes["floor"] = _in_order(keys, lambda: jax.block_until_ready(hvp(params)))
     if ctx.torch is not None:
         lanes["torch"] = mlp.torch_hvps(ctx.torch, params, x, onehot, v)[0]
     return lanes, (ours, params)
@@ -166,7 +171,7 @@ def penalty_rows(ctx):
 
     ours = _jitted(autodiff.grad(penalised))
     lanes = {"eager": lanes["ours"], "torch": lanes.get("torch"),
-             "ours": ours and (lambda: [ours(params)[k] for k in keys])}
+             "ours": ours and _in_order(keys, lambda: ours(params))}
     jax, jnp = _jax()
     if jax is not None:
         loss = _jax_loss(jax, jnp)
@@ -176,7 +181,7 @@ def penalty_rows(ctx):
             return value + 0.1 * sum(jnp.sum(t * t) for t in jax.tree_util.tree_leaves(g))
 
         step = jax.jit(jax.grad(jax_penalised))
-        lanes["floor"] = lambda: [np.asarray(t) for t in jax.block_until_ready([step(params)[k] for k in keys])]
+        lanes["floor"] = _in_order(keys, lambda: jax.block_until_ready(step(params)))
     rows = _rows(ctx, "gradient-norm penalty step, big MLP", lanes, 0.9, "torch", list)
     if "floor" in lanes and ours is not None:
         vs_jax = Row("gradient-norm penalty step, big MLP: jit against JAX", goal=1.0, goal_text="jit/JAX jit ≤ 1.0",
