@@ -8,11 +8,19 @@ what it reads in full with ``reads=`` (``defvjp(add, ..., reads=("", ""))``,
 :class:`Like`, which ``shape_of`` and ``dtype_of`` read as they read the value.  An output or argument
 not kept goes when the forward no longer holds it: ``x + 1.0`` chained a hundred times keeps no array.
 
+One exception: an array of the tape's own (the output, or a traced argument's value) of at most ``SMALL`` bytes
+is kept whole.  Its stand-in would free less memory than the entry's own bookkeeping takes, and making it
+costs more than the rest of recording a small op.  Constants follow the reads exactly, so a constant no
+pullback reads is never protected from in-place changes.
+
 >>> import numpy as np
 >>> plan = Plan([lambda g, ans, x, y: g * y, lambda g, ans, x, y: g * x], None, 1)
->>> ans, args = plan.keep((0,), np.ones(3), [np.ones(3), np.full(3, 2.0)])
+>>> ans, args = plan.keep((0,), np.ones(100), [np.ones(100), np.full(3, 2.0)])
 >>> ans, args[0], args[1]
-(Like((3,), float64), Like((3,), float64), array([2., 2., 2.]))
+(Like((100,), float64), Like((100,), float64), array([2., 2., 2.]))
+>>> ans, args = plan.keep((0,), np.ones(3), [np.ones(3), np.full(3, 2.0)])  # 24 bytes each: kept whole
+>>> type(ans).__name__, type(args[0]).__name__
+('ndarray', 'ndarray')
 """
 
 import dis
@@ -60,8 +68,9 @@ def stand_in(value):
     return value  # a traced scalar or tuple: small, kept
 
 
+SMALL = 512  # bytes: an array of the tape's own this small is kept whole (an entry's bookkeeping takes about as much)
 _ALL = None  # every argument read in full
-_SMALL = frozenset((float, int, bool, type(None), str))  # kept as they are
+_KEPT_KINDS = frozenset((float, int, bool, type(None), str))  # kept as they are
 
 
 class Plan:
@@ -90,15 +99,16 @@ class Plan:
             key = tuple(argnums)
             found = self.cache[key] = self._union(key)
         keeps_ans, dropped = found
-        if not keeps_ans:
-            ans = like(ans.shape, ans.dtype) if type(ans) is np.ndarray else stand_in(ans)
+        if not keeps_ans and not (type(ans) is np.ndarray and ans.nbytes <= SMALL):
+            ans = stand_in(ans)
         if dropped:
             args = list(args) if type(args) is tuple else args
             for i in dropped:
                 a = args[i] if i < len(args) else None
                 if type(a) is np.ndarray:
-                    args[i] = like(a.shape, a.dtype)
-                elif type(a) not in _SMALL:
+                    if a.nbytes > SMALL or i not in argnums:  # a constant follows the reads: what is kept is protected
+                        args[i] = like(a.shape, a.dtype)
+                elif type(a) not in _KEPT_KINDS:
                     args[i] = stand_in(a)
         return ans, args
 

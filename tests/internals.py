@@ -16,7 +16,7 @@ from autodiff._batch_rules import _batch_rules as batch_rules
 from autodiff._jvp_rules import _jvp_rules as jvp_rules
 from autodiff._primitive import _rules as vjp_rules
 from autodiff._protection import held_count, release
-from autodiff._residuals import Like, Plan
+from autodiff._residuals import SMALL, Like, Plan
 from autodiff._study.batch_watch import rule_name
 from autodiff._study.compare_export import format_value
 from autodiff._study.listing_values import value_text
@@ -43,7 +43,7 @@ __all__ = [
     "im2col", "batch_stats", "normalise", "normalise_relu",
     "vjp_rules", "jvp_rules", "batch_rules",
     "AS_IS", "PLAIN",
-    "Tape", "open_tape", "new_input", "release", "Like", "Plan", "held_count",
+    "Tape", "open_tape", "new_input", "release", "Like", "Plan", "SMALL", "held_count",
     "value_text", "format_value", "rule_name", "holds_traced",
     "kernel_signatures", "kernel_threads",
 ]

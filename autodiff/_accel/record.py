@@ -12,8 +12,10 @@ residual forwards).  Off under ``AUTODIFF_REFERENCE=1``.
 import numpy as np
 
 from .._checks import leaked
-from .._primitive import _forwards, _plans, _record
+from .._primitive import _forwards, _record
+from .._primitive import kept as _kept
 from .._protection import protect, protect_inside
+from .._residuals import SMALL
 from .._traced import Traced
 
 _SCALARS = (float, int)
@@ -27,24 +29,34 @@ def record_fast(prim, tape, args, kwargs):
     first = args[0]
     if type(first) is Traced and first.tape is tape and (
             len(args) == 1 or (len(args) == 2 and type(args[1]) in _SCALARS)):  # sin(x), x * 0.5
-        argvals, parents, argnums, lower = (first.value,) + args[1:], (first.index,), (0,), type(first.value) is Traced
-        constants = False
-        if kwargs:
-            protect_inside(tape, kwargs)
-    else:
-        unwrapped = None if kwargs else _unwrap(prim, tape, args)
-        if unwrapped is None:
-            return _record(prim, tape, args, kwargs)
-        argvals, parents, argnums, lower, constants = unwrapped
+        return _record_one(prim, tape, first, args, kwargs)
+    unwrapped = None if kwargs else _unwrap(prim, tape, args)
+    if unwrapped is None:
+        return _record(prim, tape, args, kwargs)
+    argvals, parents, argnums, lower, constants = unwrapped
     return _append(prim, tape, argvals, parents, argnums, lower, constants, kwargs)
+
+
+def _record_one(prim, tape, first, args, kwargs):
+    """One traced argument, first, and perhaps a Python number.  An entry whose two arrays are both small keeps
+    them whole without asking the plan (``_residuals.SMALL``: the plan would keep them whole too)."""
+    if kwargs:
+        protect_inside(tape, kwargs)
+    x = first.value
+    argvals = (x,) + args[1:]
+    ans = prim(*argvals, **kwargs) if type(x) is Traced else prim.fun(*argvals, **kwargs)
+    kept_ans, kept_args = ans, argvals
+    if not (type(ans) is np.ndarray and ans.nbytes <= SMALL and type(x) is np.ndarray and x.nbytes <= SMALL):
+        kept_ans, kept_args = _kept(prim, tape, (0,), ans, argvals)
+    entries = tape.entries
+    entries.append((prim, (first.index,), (0,), kept_ans, kept_args, kwargs))
+    return Traced(ans, tape, len(entries) - 1, tape.level)
 
 
 def _append(prim, tape, argvals, parents, argnums, lower, constants, kwargs):
     """Run the call and append its entry, keeping what the pullbacks read (``_primitive.kept``)."""
     ans = prim(*argvals, **kwargs) if lower else prim.fun(*argvals, **kwargs)
-    plan, kept_ans, kept_args = _plans.get(prim), ans, argvals
-    if plan is not None and not tape.keeps_all:
-        kept_ans, kept_args = plan.keep(argnums, ans, argvals)
+    kept_ans, kept_args = _kept(prim, tape, argnums, ans, argvals)
     if constants:
         _protect_constants(tape, kept_args, argnums)
     entries = tape.entries

@@ -11,9 +11,10 @@ import autodiff
 import autodiff.numpy as anp
 from autodiff.extend import defvjp, primitive
 from bench import memory_chain
-from tests.internals import Like, Plan, held_count, new_input, open_tape, release
+from tests.internals import SMALL, Like, Plan, held_count, new_input, open_tape, release
 
 ARRAY = 8_000_000  # the workload's array: 1000 x 1000 float64
+BIG = SMALL // 8 + 36  # float64 values: above the size below which the tape's own arrays are kept whole
 
 
 # ---- the peak of a long chain does not grow with its length ------------------------------------------------
@@ -40,24 +41,34 @@ def _entries(f, *args):
 
 
 def test_an_addition_keeps_no_array_only_shapes_and_dtypes():
-    x, y = np.ones((2, 3)), np.ones(3, np.float32)
+    x, y = np.ones((BIG, 3)), np.ones(3, np.float32)  # x and the output above SMALL; y a constant, which follows reads
     ((_, _, _, ans, args, _),) = _entries(lambda x: x + y, x)
-    assert type(ans) is Like and ans.shape == (2, 3) and ans.dtype == np.float64
+    assert type(ans) is Like and ans.shape == (BIG, 3) and ans.dtype == np.float64
     assert type(args[0]) is Like and type(args[1]) is Like and args[1].shape == (3,) and args[1].dtype == np.float32
 
 
+@pytest.mark.parametrize("size, whole", [(SMALL // 8, True), (SMALL // 8 + 1, False)])
+def test_an_array_of_the_tapes_own_of_at_most_small_bytes_is_kept_whole(size, whole):
+    """A stand-in for so small an array would free less than the entry's own bookkeeping takes; the accelerated
+    record's shortcut and the plan agree on the bound (both modes run this)."""
+    for f in (lambda x: x + 1.0, lambda x: x * 2.0, lambda x: x + x):  # pullbacks that read no array
+        ((_, _, _, ans, args, _),) = _entries(f, np.ones(size))
+        arrays = [ans] + [a for a in args if type(a) is not float]
+        assert [type(a) is np.ndarray for a in arrays] == [whole] * len(arrays)
+
+
 def test_a_product_keeps_the_other_factor_only():
-    c = np.full(3, 2.0)
-    ((_, _, _, ans, args, _),) = _entries(lambda x: x * c, np.ones(3))
+    c = np.full(BIG, 2.0)
+    ((_, _, _, ans, args, _),) = _entries(lambda x: x * c, np.ones(BIG))
     assert type(ans) is Like and type(args[0]) is Like and args[1] is c
-    ((_, _, _, ans, args, _),) = _entries(lambda x: x * 0.5, np.ones(3))
+    ((_, _, _, ans, args, _),) = _entries(lambda x: x * 0.5, np.ones(BIG))
     assert type(args[0]) is Like and args[1] == 0.5
-    ((_, _, _, ans, args, _),) = _entries(lambda x, y: x * y, np.ones(3), c)
+    ((_, _, _, ans, args, _),) = _entries(lambda x, y: x * y, np.ones(BIG), c)
     assert type(args[0]) is np.ndarray and type(args[1]) is np.ndarray  # both traced: each reads the other
 
 
 def test_what_a_pullback_reads_is_read_off_its_code():
-    x = np.array([0.3, 0.6])
+    x = np.linspace(0.3, 0.6, BIG)
     tanh_entry, neg_entry = _entries(lambda x: -anp.tanh(x), x)
     assert type(tanh_entry[3]) is np.ndarray and type(tanh_entry[4][0]) is Like  # tanh's pullback reads ans
     assert type(neg_entry[3]) is Like and type(neg_entry[4][0]) is Like  # negative's reads neither
@@ -72,7 +83,7 @@ def test_a_relu_keeps_its_output_which_the_next_layer_keeps_too():
     from autodiff.nn import functional as F
 
     w = np.random.default_rng(0).standard_normal((3, 3))
-    x = np.array([[0.5, -1.0, 2.0], [-0.3, 0.2, 0.7]])
+    x = np.random.default_rng(1).standard_normal((BIG, 3))
     relu_entry, matmul_entry = _entries(lambda x, w: F.relu(x) @ w, x, w)  # w traced: its pullback reads x
     assert type(relu_entry[4][0]) is Like and type(relu_entry[3]) is np.ndarray
     assert matmul_entry[4][0] is relu_entry[3]  # the same array: held once
@@ -81,9 +92,9 @@ def test_a_relu_keeps_its_output_which_the_next_layer_keeps_too():
 
 def test_a_plan_reads_a_declaration_and_refuses_a_name_the_pullback_does_not_take():
     plan = Plan([lambda g, ans, x, y: g, lambda g, ans, x, y: g], ("y", "ans"), 1)
-    ans, args = plan.keep((0,), np.ones(2), [np.ones(2), np.ones(2)])
+    ans, args = plan.keep((0,), np.ones(BIG), [np.ones(BIG), np.ones(BIG)])
     assert type(ans) is Like and type(args[0]) is Like and type(args[1]) is np.ndarray
-    ans, args = plan.keep((0, 1), np.ones(2), [np.ones(2), np.ones(2)])
+    ans, args = plan.keep((0, 1), np.ones(BIG), [np.ones(BIG), np.ones(BIG)])
     assert type(ans) is np.ndarray
     with pytest.raises(ValueError, match=r"reads= names z.*\(ans, x, y\)"):
         Plan([lambda g, ans, x, y: g], ("z",), 1)
@@ -93,7 +104,7 @@ def test_a_plan_reads_a_declaration_and_refuses_a_name_the_pullback_does_not_tak
 
 def test_a_pullback_taking_star_args_or_not_python_code_keeps_everything():
     plan = Plan(lambda g, ans, *xs: xs[0], None, 1, joint=True)
-    ans, args = plan.keep((0,), np.ones(2), [np.ones(2), np.ones(3)])
+    ans, args = plan.keep((0,), np.ones(BIG), [np.ones(BIG), np.ones(3)])
     assert type(args[0]) is np.ndarray and type(args[1]) is np.ndarray and type(ans) is Like
     plan = Plan([np.negative], None, 1)
     ans, args = plan.keep((0,), np.ones(2), [np.ones(2)])
@@ -112,7 +123,7 @@ def test_a_rule_defined_outside_autodiff_that_declares_what_it_reads_keeps_that(
     scale = primitive(lambda x, c: x * c, "scale_memory")
     defvjp(scale, lambda g, ans, x, c: g * c, None, reads=("c", ""), check=False)  # x (2, 3), c (3,): g * c is x's
     c = np.arange(3.0)
-    ((_, _, _, ans, args, _),) = _entries(lambda x: scale(x, c), np.ones((2, 3)))
+    ((_, _, _, ans, args, _),) = _entries(lambda x: scale(x, c), np.ones((BIG, 3)))
     assert type(ans) is Like and type(args[0]) is Like and args[1] is c
     np.testing.assert_allclose(autodiff.grad(lambda x: anp.sum(scale(x, c)))(np.ones((2, 3))), np.tile(c, (2, 1)))
     assert autodiff.gradcheck(lambda x: anp.sum(scale(x, c) ** 2), np.ones((2, 3)), order=2)
@@ -178,6 +189,6 @@ def test_the_intermediates_of_a_forward_go_when_nothing_reads_them():
             refs.append(weakref.ref(x.value))
         return anp.sum(x * 2.0)
 
-    _, pullback = autodiff.vjp(f, np.ones(4))
+    _, pullback = autodiff.vjp(f, np.ones(BIG))
     assert [r() is None for r in refs] == [True, True, True]  # the last one is read by no pullback either
-    np.testing.assert_allclose(pullback(1.0)[0], np.full(4, 2.0))
+    np.testing.assert_allclose(pullback(1.0)[0], np.full(BIG, 2.0))
