@@ -30,6 +30,14 @@ import numpy as np
 # inside this thread's critical section (both orders keep the counts right, see ``hold``).
 _lock = threading.RLock()
 _held = {}  # id(base buffer) -> [how many holds it has, its writeable flag before the first hold]
+
+
+class _Record(list):
+    """``[how many holds, the writeable flag before the first]``: a list that can be weakly referenced, so that
+    what is computed under a hold (:func:`hold_of`) can go when the hold does."""
+
+    __slots__ = ("__weakref__",)
+
 _views = {}  # id(base buffer) -> {id(view): (depth below the buffer, view, its writeable flag)}
 
 
@@ -61,7 +69,7 @@ def _count(key, root):
     """One more hold on the buffer ``root`` (the lock held); the first notes its writeable flag and clears it."""
     held = _held.get(key)
     if held is None:  # counted before anything below may allocate (and so collect): a nested let_go sees it
-        _held[key] = [1, root.flags.writeable]
+        _held[key] = _Record((1, root.flags.writeable))
         root.setflags(write=False)
     else:
         held[0] += 1
@@ -137,7 +145,8 @@ def hold_of(array):
 
     The record is one object for as long as the buffer stays held, and a new one once it was let go and held
     again, so it versions the values: something computed from a held array (oneDNN's reordered copy of a
-    weight) stays right while ``hold_of(array)`` is the object it was computed under (compare with ``is``).
+    weight) stays right while ``hold_of(array)`` is the object it was computed under (compare with ``is``), and
+    a weak reference to it dies when the last hold is let go.
 
     >>> w = np.ones(3)
     >>> first = hold(w); version = hold_of(w)

@@ -119,11 +119,12 @@ def _weight(x, g, shape, stride, padding):
 
 
 def _matrix(w, taps):
-    """The taps ``w[taps]`` as an ``(O, C·kh·kw)`` matrix: a view of the whole kernel, else a copy, kept while a
-    tape holds ``w`` (the forward and the input gradient read the same one, :mod:`._weight_copies`)."""
+    """The taps ``w[taps]`` as an ``(O, C·kh·kw)`` matrix: a view of the whole kernel, else a copy.  The forward
+    and the input gradient read the same one, so it is kept from its third read under one tape's hold, and a
+    first-order step keeps none (:mod:`._weight_copies`)."""
     if taps[2:] == (slice(None), slice(None)):
         return w.reshape(len(w), -1)
-    return _weight_copies.copy_of(w, taps, lambda: _copied(w[taps]))
+    return _weight_copies.copy_of(w, taps, lambda: _copied(w[taps]), keep_from=3)
 
 
 def _copied(taps):
