@@ -103,13 +103,7 @@ class Plan:
             ans = stand_in(ans)
         if dropped:
             args = list(args) if type(args) is tuple else args
-            for i in dropped:
-                a = args[i] if i < len(args) else None
-                if type(a) is np.ndarray:
-                    if a.nbytes > SMALL or i not in argnums:  # a constant follows the reads: what is kept is protected
-                        args[i] = like(a.shape, a.dtype)
-                elif type(a) not in _KEPT_KINDS:
-                    args[i] = stand_in(a)
+            _stand_ins(args, dropped, argnums)
         return ans, args
 
     def _union(self, argnums):
@@ -120,6 +114,18 @@ class Plan:
             return keeps_ans, ()
         full = set().union(*[positions for _, positions in picked])
         return keeps_ans, tuple(i for i in range(self.arity) if i not in full)
+
+
+def _stand_ins(args, dropped, argnums):
+    """Put stand-ins in the list ``args`` at the ``dropped`` positions, but for small arrays the tape traces (a
+    constant follows the reads exactly: what an entry keeps of it, protection holds)."""
+    for i in dropped:
+        a = args[i] if i < len(args) else None
+        if type(a) is np.ndarray:
+            if a.nbytes > SMALL or i not in argnums:
+                args[i] = like(a.shape, a.dtype)
+        elif type(a) not in _KEPT_KINDS:
+            args[i] = stand_in(a)
 
 
 def _reads(pullback, declared, skip):
