@@ -5,7 +5,7 @@ import functools
 
 import numpy as np
 
-from autodiff._for_traversal import set_trainable_filter
+from autodiff._for_traversal import set_trainable_filter, trainable_filter_version
 from autodiff.extend import Traced, is_inexact
 
 from ._cache import IdentityCache
@@ -72,10 +72,16 @@ def _counted_register(cls, func=None):
 trainable.register = _counted_register
 
 
-def trainable_version():
-    """Changes whenever what ``trainable`` dispatches to may have changed: a registration, or a class
-    registered with an ABC (``abc.get_cache_token``, which ``singledispatch`` itself watches)."""
+def _registrations_now():
+    """Changes whenever what ``trainable`` dispatches to may have changed for some type: a registration, or a
+    class registered with an ABC anywhere (``abc.get_cache_token``, which ``singledispatch`` itself watches)."""
     return _registrations[0], abc.get_cache_token()
+
+
+def trainable_version():
+    """Changes whenever what ``trainable`` dispatches to has changed for a container type a walk has met
+    (autodiff compares them after each registration: one elsewhere leaves this alone)."""
+    return trainable_filter_version()
 
 
 def is_customised(cls):
@@ -87,7 +93,8 @@ def _trainable_filter(x):
     return trainable(x) if is_customised(type(x)) else None
 
 
-set_trainable_filter(_trainable_filter, trainable_version)  # every transform: non-trainable children are constants
+# every transform: non-trainable children are constants
+set_trainable_filter(_trainable_filter, trainable.dispatch, _registrations_now)
 
 
 class TrainableWalk:

@@ -2,8 +2,9 @@
 
 Two calls share a program when their arguments have the same tree structure, the same ties (which leaf
 positions hold the same array object, design.md section 3), the same shape and dtype at every array leaf, the
-same levels of outer transforms around every traced leaf, the same container and trainable registries (a
-type registered since traces again), and equal values everywhere else: the static
+same levels of outer transforms around every traced leaf, the same container and trainable registries as far as
+the types met so far go (a registration that changes how one flattens or which of its children are trainable
+traces again; one elsewhere does not), and equal values everywhere else: the static
 arguments (``static_argnums``, ``static_argnames``) and every leaf that is not an array.  Python and numpy
 numbers are such leaves (static, by type and value), so numpy's dtype promotion of a Python float stays exact;
 a 0-d array is traced.
