@@ -204,9 +204,10 @@ _filter_version = [0]
 
 def set_trainable_filter(select, rule=None, changes=None):
     """Tell autodiff which children of a container are trainable: ``select(x)`` names them, or returns
-    ``None`` for all.  ``rule(cls)`` is what decides it for instances of ``cls`` (compared with ``is``), and
-    ``changes()`` changes whenever a registration may change ``rule``'s answer for some type; without them
-    ``select`` is taken never to change.  ``traversal`` sets its ``trainable`` here (autodiff never imports
+    ``None`` for all.  ``rule(cls)`` is what decides it for instances of ``cls`` (compared with ``is``);
+    ``changes()`` changes whenever a registration elsewhere may change ``rule``'s answer for some type (an
+    ABC's), and the filter's own registrations call :func:`recheck_trainable_filter`; without them ``select``
+    is taken never to change.  ``traversal`` sets its ``trainable`` here (autodiff never imports
     traversal): the children it leaves out are constants for every transform, and a tied array's gradient
     sits at its first trainable occurrence (design.md sections 1 and 3)."""
     _trainable_filter[:] = [select, rule, changes]
@@ -243,8 +244,15 @@ def trainable_filter_version():
     return _filter_version[0]
 
 
+def recheck_trainable_filter():
+    """Compare the rules of the types met now: the trainable filter has registered a rule."""
+    _compare_rules(_trainable_filter[1])
+
+
 def _compare_rules(rule):
     """Move the version if the rule for a type met has changed, and remember the new rules."""
+    if rule is None:
+        return
     changed = False
     for cls, before in list(_filter_rules.items()):  # a snapshot: another thread may meet a type
         after = rule(cls)
