@@ -10,24 +10,12 @@ import pytest
 
 import autodiff
 import autodiff.numpy as anp
+import optimisers as O
 from autodiff import JitFallbackWarning, grad
 from bench._so_maml import maml_meta_step, sine_tasks
 from layers import MLP
 from layers.losses import mse
-from optimisers import (
-    Adam,
-    AdamW,
-    ClipGrad,
-    ClipNorm,
-    Descent,
-    Momentum,
-    Nesterov,
-    OptimiserChain,
-    SignDecay,
-    WeightDecay,
-    setup,
-    update,
-)
+from optimisers import setup, update
 from tests.trees import leaves
 from traversal import fmap, isnumeric
 
@@ -79,11 +67,11 @@ def _meta_loss(rule, steps=3):
 
 
 RULES = {
-    "Descent": Descent(0.05), "Momentum": Momentum(0.05), "Nesterov": Nesterov(0.05), "Adam": Adam(0.02),
-    "AdamW": AdamW(0.02), "ClipNorm+Adam": OptimiserChain(ClipNorm(0.5), Adam(0.02)),
-    "SignDecay+Descent": OptimiserChain(SignDecay(0.01), Descent(0.05)),
-    "WeightDecay+Descent": OptimiserChain(WeightDecay(0.01), Descent(0.05)),
-    "ClipGrad+Descent": OptimiserChain(ClipGrad(0.1), Descent(0.05)),
+    "Descent": O.Descent(0.05), "Momentum": O.Momentum(0.05), "Nesterov": O.Nesterov(0.05), "Adam": O.Adam(0.02),
+    "AdamW": O.AdamW(0.02), "ClipNorm+Adam": O.OptimiserChain(O.ClipNorm(0.5), O.Adam(0.02)),
+    "SignDecay+Descent": O.OptimiserChain(O.SignDecay(0.01), O.Descent(0.05)),
+    "WeightDecay+Descent": O.OptimiserChain(O.WeightDecay(0.01), O.Descent(0.05)),
+    "ClipGrad+Descent": O.OptimiserChain(O.ClipGrad(0.1), O.Descent(0.05)),
 }
 
 
@@ -97,7 +85,7 @@ def test_every_rule_in_the_inner_loop_compiles(name):
 
 def test_a_0d_parameter_stays_an_array_through_the_compiled_inner_steps():
     def meta_loss(m):  # numpy gives scalars for 0-d arithmetic: the step casts them back to 0-d arrays
-        state = setup(Adam(0.1), m)
+        state = setup(O.Adam(0.1), m)
         for _ in range(3):
             state, m = update(state, m, grad(lambda m: anp.sum(m["v"] * m["w"]) ** 2)(m))  # noqa: B023
         assert isnumeric(m["w"]) and m["w"].shape == ()
