@@ -177,7 +177,7 @@ def node_of(x):
     except KeyError:
         node = _resolved[cls] = _resolve(cls)
         if node is not None and _trainable_filter[1] is not None:
-            _filter_rules[cls] = _trainable_filter[1](cls)  # what its trainable children are, as first met
+            _filter_rules[cls] = _rule_of(cls)  # what its trainable children are, as first met
         return node
 
 
@@ -196,9 +196,9 @@ def _resolve(cls):
     return None
 
 
-_trainable_filter = [None, None, None]  # the filter, its rule per type, a function naming its registrations
+_trainable_filter = [None, None, None]  # the filter, its rule per type, what registrations elsewhere move
 _filter_rules = {}  # container type met -> the filter's rule for it when last looked at
-_filter_seen = [None]  # the registrations when the rules were last compared
+_filter_seen = [None]  # changes() when the rules were last compared
 _filter_version = [0]
 
 
@@ -214,7 +214,7 @@ def set_trainable_filter(select, rule=None, changes=None):
     _filter_seen[0] = changes() if changes is not None else None
     _filter_rules.clear()
     if rule is not None:
-        _filter_rules.update((t, rule(t)) for t, node in _resolved.items() if node is not None)
+        _filter_rules.update((t, _rule_of(t)) for t, node in _resolved.items() if node is not None)
     _filter_version[0] += 1
 
 
@@ -240,22 +240,31 @@ def trainable_filter_version():
     now = changes() if changes is not None else None
     if now != _filter_seen[0]:
         _filter_seen[0] = now
-        _compare_rules(_trainable_filter[1])
+        _compare_rules()
     return _filter_version[0]
 
 
 def recheck_trainable_filter():
     """Compare the rules of the types met now: the trainable filter has registered a rule."""
-    _compare_rules(_trainable_filter[1])
+    _compare_rules()
 
 
-def _compare_rules(rule):
+def _rule_of(cls):
+    """The trainable filter's rule for ``cls``; ``None`` when asking fails (``singledispatch``'s ambiguous
+    dispatch, which the walk that asks the filter itself raises, naming the types)."""
+    try:
+        return _trainable_filter[1](cls)
+    except RuntimeError:
+        return None
+
+
+def _compare_rules():
     """Move the version if the rule for a type met has changed, and remember the new rules."""
-    if rule is None:
+    if _trainable_filter[1] is None:
         return
     changed = False
     for cls, before in list(_filter_rules.items()):  # a snapshot: another thread may meet a type
-        after = rule(cls)
+        after = _rule_of(cls)
         if after is not before:
             _filter_rules[cls], changed = after, True
     _filter_version[0] += changed
