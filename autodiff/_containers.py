@@ -106,13 +106,26 @@ _NAMEDTUPLE = Node(
 
 _registry = dict(_BUILTIN)
 _leaves = set()
-_resolved = {}  # type -> Node or None, memoised lookups
-_version = [0]  # bumped by every registration, so walkers may memoise per type too
+_resolved = {}  # type -> Node or None, memoised lookups: every type a walk has met since it was last forgotten
+_version = [0]  # bumped by a registration that changes a memoised lookup, so walkers may memoise per type too
 
 
 def registry_version():
-    """A number that changes whenever a container or leaf type is registered."""
+    """A number that changes whenever a registration changes how a type already met flattens (the type, or a
+    subclass of it, was looked up before); registering a type no walk has met changes nothing walked, compiled
+    or traced so far, so it leaves the number alone (libraries register their types when they import)."""
     return _version[0]
+
+
+def _forget(cls):
+    """Forget the lookups a registration of ``cls`` may change: ``cls``'s and its subclasses' (resolved by
+    their MRO); a lookup changed moves the version."""
+    stale = [t for t in list(_resolved) if cls in t.__mro__]
+    for t in stale:
+        del _resolved[t]
+        _filter_rules.pop(t, None)
+    if stale:
+        _version[0] += 1
 
 
 def register_container(cls, children, rebuild):
@@ -125,8 +138,7 @@ def register_container(cls, children, rebuild):
     node = Node(*_user_functions(children, rebuild))
     _registry[cls] = node
     _leaves.discard(cls)
-    _resolved.clear()
-    _version[0] += 1
+    _forget(cls)
     return cls
 
 
@@ -153,8 +165,7 @@ def register_leaf(cls):
     """Make ``cls`` a leaf: never looked inside, even if it is a dataclass."""
     _leaves.add(cls)
     _registry.pop(cls, None)
-    _resolved.clear()
-    _version[0] += 1
+    _forget(cls)
     return cls
 
 
@@ -165,6 +176,8 @@ def node_of(x):
         return _resolved[cls]
     except KeyError:
         node = _resolved[cls] = _resolve(cls)
+        if node is not None and _trainable_filter[1] is not None:
+            _filter_rules[cls] = _rule_of(cls)  # what its trainable children are, as first met
         return node
 
 
@@ -183,16 +196,26 @@ def _resolve(cls):
     return None
 
 
-_trainable_filter = [None, lambda: None]  # the filter, and a function naming its registrations
+_trainable_filter = [None, None, None]  # the filter, its rule per type, what registrations elsewhere move
+_filter_rules = {}  # container type met -> the filter's rule for it when last looked at
+_filter_seen = [None]  # changes() when the rules were last compared
+_filter_version = [0]
 
 
-def set_trainable_filter(select, version=None):
+def set_trainable_filter(select, rule=None, changes=None):
     """Tell autodiff which children of a container are trainable: ``select(x)`` names them, or returns
-    ``None`` for all; ``version()`` changes whenever ``select`` may answer differently for a type.
-    ``traversal`` sets its ``trainable`` here (autodiff never imports traversal): the children it leaves
-    out are constants for every transform, and a tied array's gradient sits at its first trainable
-    occurrence (design.md sections 1 and 3)."""
-    _trainable_filter[:] = [select, version or (lambda: None)]
+    ``None`` for all.  ``rule(cls)`` is what decides it for instances of ``cls`` (compared with ``is``);
+    ``changes()`` changes whenever a registration elsewhere may change ``rule``'s answer for some type (an
+    ABC's), and the filter's own registrations call :func:`recheck_trainable_filter`; without them ``select``
+    is taken never to change.  ``traversal`` sets its ``trainable`` here (autodiff never imports
+    traversal): the children it leaves out are constants for every transform, and a tied array's gradient
+    sits at its first trainable occurrence (design.md sections 1 and 3)."""
+    _trainable_filter[:] = [select, rule, changes]
+    _filter_seen[0] = changes() if changes is not None else None
+    _filter_rules.clear()
+    if rule is not None:
+        _filter_rules.update((t, _rule_of(t)) for t, node in _resolved.items() if node is not None)
+    _filter_version[0] += 1
 
 
 def trainable_filter():
@@ -201,5 +224,47 @@ def trainable_filter():
 
 
 def trainable_filter_version():
-    """The version of the trainable filter's registrations (see :func:`set_trainable_filter`)."""
-    return _trainable_filter[1]()
+    """A number that changes whenever the trainable filter's rule changes for a container type already met.
+
+    A registration elsewhere (another type's rule; for ``traversal.trainable``, a class registered with any ABC
+    anywhere, which may change what it dispatches to) compares the rules of the types met, once, and leaves the
+    number alone when none changed: a jitted function does not trace again, a compiled layout stays.
+
+    >>> import abc
+    >>> before = trainable_filter_version()
+    >>> _ = abc.ABC.register(type("Elsewhere", (), {}))
+    >>> trainable_filter_version() == before
+    True
+    """
+    changes = _trainable_filter[2]
+    now = changes() if changes is not None else None
+    if now != _filter_seen[0]:
+        _filter_seen[0] = now
+        _compare_rules()
+    return _filter_version[0]
+
+
+def recheck_trainable_filter():
+    """Compare the rules of the types met now: the trainable filter has registered a rule."""
+    _compare_rules()
+
+
+def _rule_of(cls):
+    """The trainable filter's rule for ``cls``; ``None`` when asking fails (``singledispatch``'s ambiguous
+    dispatch, which the walk that asks the filter itself raises, naming the types)."""
+    try:
+        return _trainable_filter[1](cls)
+    except RuntimeError:
+        return None
+
+
+def _compare_rules():
+    """Move the version if the rule for a type met has changed, and remember the new rules."""
+    if _trainable_filter[1] is None:
+        return
+    changed = False
+    for cls, before in list(_filter_rules.items()):  # a snapshot: another thread may meet a type
+        after = _rule_of(cls)
+        if after is not before:
+            _filter_rules[cls], changed = after, True
+    _filter_version[0] += changed

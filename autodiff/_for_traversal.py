@@ -1,9 +1,12 @@
 """The hooks ``traversal`` uses beyond a rule writer's door (``autodiff.extend``): internal, but documented.
 
 - ``node_of(x)`` / ``Node``: how the container registry sees ``x`` (its children and how to rebuild it).
-- ``registry_version()``: changes whenever a container is registered, so caches of walks can forget.
-- ``set_trainable_filter(fn)``: tells ``grad`` which children are trainable, so a tie's gradient goes to
-  its first trainable occurrence (``traversal.trainable`` sets it).
+- ``registry_version()``: changes whenever a registration changes how a type already met flattens, so caches
+  of walks can forget.
+- ``set_trainable_filter(fn, rule, changes)``: tells ``grad`` which children are trainable, so a tie's gradient
+  goes to its first trainable occurrence (``traversal.trainable`` sets it, and calls
+  ``recheck_trainable_filter()`` after each of its registrations); ``trainable_filter_version()`` changes
+  whenever that answer changes for a type already met.
 - ``fields_getter``: a dataclass's or namedtuple's fields, read fast (traversal's accelerated collectors).
 - ``is_known(f)``: is ``f`` a known reduction of one array (``total(sumsq, model, grads)`` applies it to
   each gradient alone); the slot ``hooks.known_total(f, xs, init)``: the fused model-wide path of such a
@@ -20,14 +23,22 @@
 25.0
 """
 
-from ._containers import Node, fields_getter, node_of, registry_version, set_trainable_filter
+from ._containers import (
+    Node,
+    fields_getter,
+    node_of,
+    recheck_trainable_filter,
+    registry_version,
+    set_trainable_filter,
+    trainable_filter_version,
+)
 from ._hooks import slot
 from ._lazy import lazy_names
 from .numpy._named import is_known
 
 __all__ = [
-    "node_of", "Node", "registry_version", "set_trainable_filter", "fields_getter",
-    "is_known", "lazy_names",
+    "node_of", "Node", "registry_version", "set_trainable_filter", "trainable_filter_version",
+    "recheck_trainable_filter", "fields_getter", "is_known", "lazy_names",
 ]
 
 

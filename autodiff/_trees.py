@@ -95,6 +95,11 @@ class TreeDef:
         """The structural tangent with these leaves; all-``None`` subtrees collapse to ``None``."""
         return self._build(leaves, _tangent_op)
 
+    def key(self):
+        """The structure as a hashable value, equal for equal structures (``autodiff.jit``'s signature): see
+        :func:`structure_key`."""
+        return structure_key(self.template, self.containers)
+
     def _build(self, leaves, make):
         take = iter(leaves)
         containers = iter(self.containers)
@@ -122,6 +127,18 @@ def _tangent_op(node, x, keys, kids):
         if k is not None:
             return node.tangent(x, keys, kids)
     return None
+
+
+def structure_key(template, containers):
+    """A structure as a hashable value: per template op, a run of leaves or a container's keys and number of
+    children, and each container's exact type (not the leaves: a caller keys those as it needs).
+
+    >>> treedef = walk_flatten({"w": 1.0, "b": [2.0, 3.0]})[1]
+    >>> structure_key(treedef.template, treedef.containers)
+    ((1, 2, ((0, 1), 2), (('w', 'b'), 2)), (<class 'list'>, <class 'dict'>))
+    """
+    return (tuple(op if type(op) is int else (tuple(op[1]), op[2]) for op in template),
+            tuple(map(type, containers)))
 
 
 _EXIT = object()  # on the stack under a container's children: its op comes next

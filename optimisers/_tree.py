@@ -14,7 +14,7 @@ import autodiff
 import autodiff.numpy as anp
 from autodiff import Tangent
 from autodiff._hooks import hooks, slot
-from autodiff.extend import Traced, is_inexact, plain_value
+from autodiff.extend import Traced, is_inexact
 from traversal import (
     NOPRUNE,
     CachedWalk,
@@ -204,19 +204,22 @@ def _checked(path, x, dx):
 def _as_array(v, dtype):
     """``v`` as an array of ``dtype``: numpy gives a scalar for arithmetic on 0-d arrays, which is no
     parameter (``isnumeric``), so a 0-d parameter and its state are made 0-d arrays again.  A plain ``v`` is
-    not copied when it already is one; a traced ``v`` is cast only when needed."""
+    not copied when it already is one; a traced ``v`` is cast when its dtype differs or it is 0-d (it may be
+    held as a scalar).  Only its shape and dtype are read, never its data: under ``autodiff.jit`` the cast is
+    an equation of the program (MAML's inner steps compile)."""
     if type(v) is not Traced:
         return np.asarray(v, dtype)
-    inner = plain_value(v)
-    return v if type(inner) is np.ndarray and inner.dtype == dtype else anp.astype(v, dtype)
+    return v if v.dtype == dtype and v.shape != () else anp.astype(v, dtype)
 
 
 def _state_as_arrays(state):
-    """A rule's new state, its numpy scalars (from a 0-d parameter) made 0-d arrays again; tuples walked."""
+    """A rule's new state, its inexact numpy scalars (from a 0-d parameter) made 0-d arrays again (a traced 0-d
+    value cast, as :func:`_as_array` does); tuples walked."""
     if type(state) is tuple:
         return tuple(_state_as_arrays(s) for s in state)
-    inner = plain_value(state)
-    return _as_array(state, inner.dtype) if isinstance(inner, np.generic) and is_inexact(inner.dtype) else state
+    if type(state) is Traced:
+        return _as_array(state, state.dtype) if is_inexact(state.dtype) else state
+    return np.asarray(state) if isinstance(state, np.generic) and is_inexact(state.dtype) else state
 
 
 def _children_at(which, node, keys, path, x):

@@ -5,7 +5,7 @@ import functools
 
 import numpy as np
 
-from autodiff._for_traversal import set_trainable_filter
+from autodiff._for_traversal import recheck_trainable_filter, set_trainable_filter, trainable_filter_version
 from autodiff.extend import Traced, is_inexact
 
 from ._cache import IdentityCache
@@ -50,32 +50,33 @@ def trainable(x):
 
 
 _default_trainable = trainable.dispatch(object)
-_registrations = [0]
 _plain_register = trainable.register
 
 
-def _counted_register(cls, func=None):
-    """``trainable.register``, counting registrations so caches can tell when to forget."""
+def _announced_register(cls, func=None):
+    """``trainable.register``, telling autodiff once it has registered (it compares the rules of the types
+    walks have met, so caches and jit signatures move only when one of those changed)."""
     result = _plain_register(cls, func)
-    _registrations[0] += 1
+    recheck_trainable_filter()
     if func is None and isinstance(cls, type):  # @trainable.register(cls): registers once applied
 
         def decorate(f):
             out = result(f)
-            _registrations[0] += 1
+            recheck_trainable_filter()
             return out
 
         return decorate
     return result
 
 
-trainable.register = _counted_register
+trainable.register = _announced_register
 
 
 def trainable_version():
-    """Changes whenever what ``trainable`` dispatches to may have changed: a registration, or a class
-    registered with an ABC (``abc.get_cache_token``, which ``singledispatch`` itself watches)."""
-    return _registrations[0], abc.get_cache_token()
+    """Changes whenever what ``trainable`` dispatches to has changed for a container type a walk has met: a
+    registration, or a class registered with an ABC (``abc.get_cache_token``, which ``singledispatch`` itself
+    watches), that changes nothing met leaves it alone."""
+    return trainable_filter_version()
 
 
 def is_customised(cls):
@@ -87,7 +88,8 @@ def _trainable_filter(x):
     return trainable(x) if is_customised(type(x)) else None
 
 
-set_trainable_filter(_trainable_filter, trainable_version)  # every transform: non-trainable children are constants
+# every transform: non-trainable children are constants
+set_trainable_filter(_trainable_filter, trainable.dispatch, abc.get_cache_token)
 
 
 class TrainableWalk:

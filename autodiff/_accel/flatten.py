@@ -25,6 +25,14 @@ class CompiledTreeDef(_trees.TreeDef):
     def tangent(self, leaves):
         return self.template.build("tangent", self.containers, leaves)
 
+    def key(self):
+        """:func:`autodiff._trees.structure_key`, worked out once per layout: its read checked every
+        container's type and keys, so every structure it reads has the same key."""
+        template = self.template
+        if template.key is None:
+            template.key = _trees.structure_key(template.ops, self.containers)
+        return template.key
+
 
 def flatten(root, path=()):
     """:func:`autodiff._trees.walk_flatten`, through a compiled layout when ``root``'s structure has one."""

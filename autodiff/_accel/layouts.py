@@ -99,12 +99,14 @@ class Layout:
 
 class Template:
     """A layout's flatten template, with straight-line ``unflatten`` and ``tangent`` builders
-    generated the first time each is needed (``TreeDef`` runs the plain template otherwise)."""
+    generated the first time each is needed (``TreeDef`` runs the plain template otherwise), and the
+    structure's key (``_trees.structure_key``) once asked for."""
 
-    __slots__ = ("ops", "_builders")
+    __slots__ = ("ops", "_builders", "key")
 
     def __init__(self, ops):
         self.ops, self._builders = ops, {}
+        self.key = None  # the structure's key, once a CompiledTreeDef was asked for it
 
     def build(self, kind, containers, leaves):
         """``kind`` is ``"rebuild"`` (unflatten) or ``"tangent"``: the structure over ``leaves``."""

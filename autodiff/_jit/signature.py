@@ -2,8 +2,9 @@
 
 Two calls share a program when their arguments have the same tree structure, the same ties (which leaf
 positions hold the same array object, design.md section 3), the same shape and dtype at every array leaf, the
-same levels of outer transforms around every traced leaf, the same container and trainable registries (a
-type registered since traces again), and equal values everywhere else: the static
+same levels of outer transforms around every traced leaf, the same container and trainable registries as far as
+the types met so far go (a registration that changes how one flattens or which of its children are trainable
+traces again; one elsewhere does not), and equal values everywhere else: the static
 arguments (``static_argnums``, ``static_argnames``) and every leaf that is not an array.  Python and numpy
 numbers are such leaves (static, by type and value), so numpy's dtype promotion of a Python float stays exact;
 a 0-d array is traced.
@@ -13,9 +14,9 @@ import numpy as np
 
 from .._batching import Batch
 from .._containers import registry_version, trainable_filter_version
+from .._hooks import hooks
 from .._traced import Traced
 from .._trees import leaves as leaves_of
-from .._trees import walk_flatten
 
 _NUMBERS = (bool, int, float, complex, np.generic)
 
@@ -41,40 +42,102 @@ class Signature:
         return args, {**kwargs, **static_kwargs}
 
 
-def read_signature(name, args, kwargs, static_argnums, static_argnames):
+def read_signature(name, args, kwargs, static_argnums, static_argnames, flatten=None):
     """The :class:`Signature` of calling the jitted ``name`` with ``args`` and ``kwargs``.
+
+    ``flatten(argument, path)`` reads each argument's leaves and treedef: ``hooks.flatten`` by default, which
+    reads a structure seen before by its compiled layout (the one ``grad`` uses for that argument); its
+    reference, ``walk_flatten``, gives the same signature.
 
     >>> import numpy as np
     >>> a = np.zeros(3)
     >>> read_signature("f", (a, a, 2.0), {}, (), ()).slots  # the same array twice is one input (a tie)
     [0, 0, None]
     """
+    statics, dynamic = _static_positions(args, static_argnums)
+    static_kw, dynamic_kw = _static_names(kwargs, static_argnames)
+    leaves, tree = _flatten_call(flatten or hooks.flatten, dynamic, dynamic_kw)
+    distinct, slots, leaf_keys = _read_leaves(name, leaves, lambda i: _leaf_path((tuple(dynamic), dynamic_kw), i))
+    # the registries: how trees flatten, and what a grad inside treats as trainable (a change retraces)
+    registries = (registry_version(), trainable_filter_version())
+    key = (_statics_key(name, statics, static_kw), tree.key(), leaf_keys, registries)
+    return Signature(key, leaves, tree, distinct, slots, (statics, static_kw))
+
+
+def _static_positions(args, static_argnums):
+    """``([(position, value)], the arguments with those positions None)``."""
     statics, dynamic = [], list(args)
     for i in static_argnums:
         if -len(args) <= i < len(args):
             i %= len(args)
             statics.append((i, dynamic[i]))
             dynamic[i] = None
-    static_kw = {k: v for k, v in kwargs.items() if k in static_argnames}
-    dynamic_kw = {k: v for k, v in kwargs.items() if k not in static_argnames}
-    static_key = tuple((i, _static_key(name, lambda i=i: f"args[{i}]", v)) for i, v in statics)
-    static_key += tuple((k, _static_key(name, lambda k=k: k, v)) for k, v in sorted(static_kw.items()))
-    leaves, treedef = walk_flatten((tuple(dynamic), dynamic_kw))
-    distinct, slots, leaf_keys, index = [], [], [], {}
+    return statics, dynamic
+
+
+def _static_names(kwargs, static_argnames):
+    """``(the static keyword arguments, the others)``."""
+    if not (kwargs and static_argnames):
+        return {}, kwargs
+    return ({k: v for k, v in kwargs.items() if k in static_argnames},
+            {k: v for k, v in kwargs.items() if k not in static_argnames})
+
+
+def _statics_key(name, statics, static_kw):
+    """The static arguments' part of the key: by position, then by name in sorted order."""
+    if not (statics or static_kw):
+        return ()
+    key = tuple((i, _static_key(name, lambda i=i: f"args[{i}]", v)) for i, v in statics)
+    return key + tuple((k, _static_key(name, lambda k=k: k, v)) for k, v in sorted(static_kw.items()))
+
+
+class _CallTree:
+    """The treedef of a call's dynamic arguments, ``(args, kwargs)``: each argument's own treedef (positional,
+    then keyword in call order), as ``grad`` flattens its arguments one by one."""
+
+    __slots__ = ("parts", "ends", "names")
+
+    def __init__(self, parts, ends, names):
+        self.parts, self.ends, self.names = parts, ends, names
+
+    def unflatten(self, leaves):
+        values = [t.unflatten(leaves[a:b]) for t, a, b in zip(self.parts, (0, *self.ends), self.ends)]
+        n = len(values) - len(self.names)
+        return tuple(values[:n]), dict(zip(self.names, values[n:]))
+
+    def key(self):
+        return self.names, tuple(t.key() for t in self.parts)
+
+
+def _flatten_call(flatten, dynamic, dynamic_kw):
+    """``(leaves, _CallTree)`` of the dynamic arguments; ``(i,)`` or ``(name,)`` is each one's path (for a
+    cycle's error)."""
+    leaves, parts, ends = [], [], []
+    for path, value in (*enumerate(dynamic), *dynamic_kw.items()):
+        got, treedef = flatten(value, (path,))
+        leaves += got
+        parts.append(treedef)
+        ends.append(len(leaves))
+    return leaves, _CallTree(parts, ends, tuple(dynamic_kw))
+
+
+def _read_leaves(name, leaves, path):
+    """``(distinct arrays and traced values, per leaf its input's number or None, the leaves' keys)``; ``path(i)``
+    names leaf ``i`` in an error."""
+    distinct, slots, keys, index = [], [], [], {}
     for i, leaf in enumerate(leaves):
-        if type(leaf) is np.ndarray or type(leaf) is Traced:
+        kind = type(leaf)
+        if kind is np.ndarray or kind is Traced:
             k = index.get(id(leaf))
             if k is None:
                 k = index[id(leaf)] = len(distinct)
                 distinct.append(leaf)
             slots.append(k)
-            leaf_keys.append((k,) + _array_key(leaf))
+            keys.append((k, leaf.shape, leaf.dtype.str) if kind is np.ndarray else (k,) + _traced_key(leaf))
         else:
             slots.append(None)
-            leaf_keys.append(_static_key(name, lambda i=i: _leaf_path((tuple(dynamic), dynamic_kw), i), leaf))
-    registries = (registry_version(), trainable_filter_version())  # how trees flatten, what a grad inside treats
-    key = (static_key, _tree_key(treedef), tuple(leaf_keys), registries)  # as trainable: a change retraces
-    return Signature(key, leaves, treedef, distinct, slots, (statics, static_kw))
+            keys.append(_static_key(name, lambda i=i: path(i), leaf))
+    return distinct, slots, tuple(keys)
 
 
 def _leaf_path(tree, i):
@@ -83,10 +146,8 @@ def _leaf_path(tree, i):
     return ("args" if path[0] == 0 else "kwargs") + "".join(f"[{k!r}]" for k in path[1:])
 
 
-def _array_key(leaf):
-    """An array's shape and dtype; a traced value's too, and the kinds of the outer levels around it."""
-    if type(leaf) is np.ndarray:
-        return leaf.shape, leaf.dtype.str
+def _traced_key(leaf):
+    """A traced value's shape and dtype, and the kinds of the outer levels around it."""
     chain = []
     while type(leaf) is Traced:
         chain.append((type(leaf.tape), leaf.tape.size) if type(leaf.tape) is Batch else type(leaf.tape))
@@ -111,10 +172,3 @@ def _static_key(name, path, value):
             "static_argnums/static_argnames"
         ) from None
     return type(value), value
-
-
-def _tree_key(treedef):
-    """The structure's part of the key: the template (container kinds, their keys, their sizes), with each
-    container's exact type."""
-    return tuple(op if type(op) is int else (tuple(op[1]), op[2]) for op in treedef.template), tuple(
-        type(c) for c in treedef.containers)

@@ -67,26 +67,6 @@ def test_static_argnums_and_argnames_are_part_of_the_signature_and_may_steer_pyt
     assert jf.cache_info().traces == 3
 
 
-def test_a_trainable_rule_registered_after_the_trace_traces_again():
-    import dataclasses
-
-    @dataclasses.dataclass
-    class Layer:
-        w: np.ndarray
-        frozen: np.ndarray
-
-    def loss(layer):
-        return anp.sum(layer.w * layer.frozen)
-
-    jg = autodiff.jit(autodiff.grad(loss))
-    layer = Layer(_x(0), _x(1))
-    assert jg(layer).frozen is not None
-    traversal.trainable.register(Layer)(lambda layer: ("w",))
-    got, want = jg(layer), autodiff.grad(loss)(layer)
-    assert got.frozen is None and want.frozen is None and jg.cache_info().traces == 2
-    np.testing.assert_array_equal(got.w, want.w)
-
-
 def test_an_unhashable_static_value_is_refused_naming_it():
     def f(x, n):
         return x

@@ -12,13 +12,13 @@ from itertools import repeat
 
 import numpy as np
 
-from autodiff._for_traversal import fields_getter, node_of, registry_version
+from autodiff._for_traversal import fields_getter, node_of, registry_version, trainable_filter_version
 from autodiff._hooks import fill
 from autodiff.extend import Traced, ZeroTangent, is_inexact, value_of
 
 from .. import _collect
 from .._keypath import KeyPath
-from .._trainable import is_customised, isnumeric, trainable, trainable_paths, trainable_version
+from .._trainable import is_customised, isnumeric, trainable, trainable_paths
 from . import readers as _readers
 
 _customised = {}  # type -> bool, valid while the registrations stay as they were
@@ -28,7 +28,7 @@ _seen_version = [None]
 def _refresh():
     """Forget what was worked out per type once ``trainable`` (an ABC registration included) or the
     container registry changes."""
-    version = (trainable_version(), registry_version())
+    version = (trainable_filter_version(), registry_version())
     if version != _seen_version[0]:
         _customised.clear()
         _getters.clear()

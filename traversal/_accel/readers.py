@@ -10,12 +10,12 @@ back to the generic walk, which compiles the new structure in turn.
 import numpy as np
 
 from autodiff._accel.layouts import LayoutCache
-from autodiff._for_traversal import registry_version
+from autodiff._for_traversal import registry_version, trainable_filter_version
 from autodiff.extend import Traced, is_inexact
 
-from .._trainable import isnumeric, trainable, trainable_version
+from .._trainable import isnumeric, trainable
 
-_readers = LayoutCache(version=lambda: (trainable_version(), registry_version()))  # never stale: see the version
+_readers = LayoutCache(version=lambda: (trainable_filter_version(), registry_version()))  # never stale: see the version
 
 
 def clear():
