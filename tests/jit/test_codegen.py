@@ -33,9 +33,10 @@ def _same_bits(got, want):
         np.testing.assert_array_equal(a, b, strict=True)  # NaN equals NaN here; shapes and dtypes must match
 
 
-def _op_programs(op):
-    """``(name, fun, first inputs, second inputs)`` for the op's value, gradient and gradient of gradient."""
-    shapes, kwargs = _first_case(op)
+def _op_programs(op, case=None):
+    """``(name, fun, first inputs, second inputs)`` for the op's value, gradient and gradient of gradient (of its
+    first case, unless given one)."""
+    shapes, kwargs = case or _first_case(op)
     first, second = _inputs(op, shapes, np.float64, 0), _inputs(op, shapes, np.float64, 1)
     nums = tuple(range(len(first)))
     g = autodiff.grad(_loss(op, kwargs), nums)
