@@ -16,8 +16,8 @@ warning), and for any call the kernel refuses (a value of another dtype), the bo
 answer.  Traced operands (an outer transform's) always take the replay, so the outer level sees the primitives.
 
 >>> import numpy as np, autodiff, autodiff.numpy as anp
->>> from autodiff._accel.fusion import fuse
->>> program = fuse(autodiff.jit(lambda x: anp.tanh(anp.sin(x) * 0.9), passes=()).lower(np.zeros(3)))
+>>> from autodiff._accel.fusion import fuse_runs
+>>> program = fuse_runs(autodiff.jit(lambda x: anp.tanh(anp.sin(x) * 0.9), passes=()).lower(np.zeros(3)))
 >>> fused = program.equations[0].prim
 >>> print(fused.body)
 program fused[3]
@@ -44,7 +44,7 @@ from .._jit.replay import replay
 from . import numba_jit
 from .formulas import FORMULAS
 
-COMPILE_AFTER = 10  # calls replayed before the kernel compiles (about 0.3 s a kernel; numba's first, about 1 s)
+COMPILE_AFTER = 10  # calls replayed before the kernel compiles (a fraction of a second; numba's first, longer)
 
 _kernels = {}  # source -> compiled kernel (False: numba could not): equal runs share one
 _lock = threading.Lock()

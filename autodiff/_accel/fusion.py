@@ -11,8 +11,9 @@ consecutive, so the program's order never changes.  Each run becomes one equatio
 the outputs read, so the others are never stored.  One such value is the equation's value; several are a tuple,
 which ``item`` equations take apart (each under the value's own number: values are never renumbered).
 
-Off when numba cannot run (missing, ``NUMBA_DISABLE_JIT``, ``AUTODIFF_ACCEL_OFF=kernels``): then the program
-is returned as it is.
+The pass, :func:`fuse`, is off when numba cannot run (missing, ``NUMBA_DISABLE_JIT``,
+``AUTODIFF_ACCEL_OFF=kernels``, ``AUTODIFF_REFERENCE=1``): it returns the program as it is.  :func:`fuse_runs`
+rewrites the program whatever the switches (a fused equation without numba replays its equations).
 
 >>> import numpy as np, autodiff, autodiff.numpy as anp
 >>> def chain(x):  # bench/overhead.py's: 100 elementwise operations
@@ -20,7 +21,7 @@ is returned as it is.
 ...         x = anp.tanh(anp.sin(x) * 0.9 + 0.1)
 ...     return anp.sum(x)
 >>> program = autodiff.jit(autodiff.grad(chain), passes=("dce",)).lower(np.zeros(10))
->>> len(program.equations), [e.prim.__name__ for e in fuse(program).equations]
+>>> len(program.equations), [e.prim.__name__ for e in fuse_runs(program).equations]
 (175, ['fused[175]'])
 """
 
@@ -56,11 +57,16 @@ ITEM = _Item()
 
 
 def fuse(program):
-    """``program`` with each run of elementwise equations as one fused equation (unchanged when numba cannot run).
+    """The pass: :func:`fuse_runs` of ``program`` when numba can run, else ``program`` as it is."""
+    return fuse_runs(program) if numba_jit.use_numba() and _numba_found() else program
+
+
+def fuse_runs(program):
+    """``program`` with each run of elementwise equations as one fused equation.
 
     >>> import numpy as np, autodiff, autodiff.numpy as anp
-    >>> program = fuse(autodiff.jit(lambda x: (anp.exp(x) * 2.0, anp.sin(x + 1.0) * x), passes=()).lower(np.ones(2)))
-    >>> print(program)
+    >>> f = lambda x: (anp.exp(x) * 2.0, anp.sin(x + 1.0) * x)
+    >>> print(fuse_runs(autodiff.jit(f, passes=()).lower(np.ones(2))))
     program <lambda>
       in  %0:float64[2]
       %6 = fused[5](%0) -> (float64[2], float64[2])
@@ -68,8 +74,6 @@ def fuse(program):
       %5 = item(%6, 1) -> float64[2]
       out (%2, %5)
     """
-    if not (numba_jit.use_numba() and _numba_found()):
-        return program
     equations, avals, reads = [], list(program.avals), _last_reads(program)
     for start, stop, aval in _runs(program):
         run = program.equations[start:stop]
