@@ -101,13 +101,16 @@ class Fused:
         return self._source
 
     def _launch(self, kernel, operands):
-        outs = [np.empty(self.shape, self.dtype) for _ in self.body.outputs]
-        try:
-            kernel(*[a.ravel() for a in operands], *[o.reshape(-1) for o in outs])
-        except Exception:  # an operand of another dtype or kind than traced: the replay is never wrong
-            self.refused += 1
-            return self(*operands)
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        arrays = [a.ravel() for a in operands if type(a) is np.ndarray and a.shape == self.shape]  # never past an end
+        if len(arrays) == len(operands):
+            outs = [np.empty(self.shape, self.dtype) for _ in self.body.outputs]
+            try:
+                kernel(*arrays, *[o.reshape(-1) for o in outs])
+                return outs[0] if len(outs) == 1 else tuple(outs)
+            except Exception:  # an operand of another dtype than traced: numba refuses it
+                pass
+        self.refused += 1  # the replay is never wrong
+        return self(*operands)
 
 
 def kernel_source(body, dtype):

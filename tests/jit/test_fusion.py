@@ -27,7 +27,7 @@ from autodiff._accel.fused import Fused
 from autodiff._accel.fusion import ITEM, fuse
 from autodiff._hooks import enabled
 from autodiff._jit.passes.codegen import callsite
-from autodiff._jit.replay import replay
+from autodiff._jit.replay import ShapeChanged, replay
 from bench.overhead import chain
 from tests.jit.test_codegen import _lowered, _op_programs, _program_inputs
 from tests.jit.test_op_table import _first_case
@@ -168,7 +168,9 @@ def test_a_kernel_refusing_an_operand_gives_way_to_the_replay():
     kernel_op = _fusions(fused)[0]
     x32 = np.array([1.0, 2.0, 3.0], np.float32)  # compiled for float64: the kernel raises, the replay runs
     np.testing.assert_array_equal(kernel_op.fun(x32), kernel_op(x32))
-    assert kernel_op.refused == 1
+    with pytest.raises(ShapeChanged):  # another shape: never read past its end, the replay says what changed
+        kernel_op.fun(np.ones(4))
+    assert kernel_op.refused == 2
 
 
 @needs_kernels

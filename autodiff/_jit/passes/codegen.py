@@ -96,7 +96,8 @@ def generate(program):
     for k, ((prim, operands, kwargs, out), dead) in enumerate(zip(program.equations, program.frees)):
         lines.append(f"    v{out} = {names.function(prim)}({names.arguments(operands, kwargs)})")
         if program.shapes[out] is not None:  # getattr: a Python number's shape is (), as np.shape says
-            lines.append(f"    if getattr(v{out}, 'shape', ()) != {program.shapes[out]!r}: raise changed({k}, v{out})")
+            shape = tuple(map(int, program.shapes[out]))  # plain ints: their repr is Python
+            lines.append(f"    if getattr(v{out}, 'shape', ()) != {shape!r}: raise changed({k}, v{out})")
         if dead:
             lines.append(f"    del {', '.join(f'v{ref}' for ref in dead)}")
     lines.append(f"    return [{', '.join(map(names.operand, program.outputs))}]")
