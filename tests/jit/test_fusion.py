@@ -1,10 +1,11 @@
 """jit's fusion pass (``autodiff._accel.fusion``) against the reference interpreter, its kernels compiled.
 
 Every program of the op table (value, gradient, gradient of gradient in float64; value in float32; each op's
-simplest case whose inputs have an axis) is fused, its kernels compiled now (about 600 kernels: minutes the
-first time, about a minute once numba's cache under autodiff/_accel/__pycache__/fused holds them), and run on a
-second draw: within 1e-12 (float64) or 1e-6 (float32) of the unfused replay, NaN and Inf where the replay has
-them.  Then what must hold around it: the tiers (nothing compiles on the first call), the outer transforms, the
+simplest case whose inputs have an axis) is fused and run on a second draw: within 1e-12 (float64) or 1e-6
+(float32) of the unfused replay, NaN and Inf where the replay has them.  The programs of the ops that have a
+formula are run on their kernels, compiled now; the others run their fused equations' first tier, which checks
+how the runs were found and split.  Each formula runs in a kernel of its own in both dtypes.
+Then what must hold around it: the tiers (nothing compiles on the first call), the outer transforms, the
 data-dependent-shape fallback, numba switched off or failing, and the 100-operation chain of bench/overhead.py
 as one kernel.  Under ``AUTODIFF_REFERENCE=1`` fusion is off: the
 tests that need a kernel are skipped and one checks the program is left as traced.
@@ -23,6 +24,7 @@ import autodiff
 import autodiff.numpy as anp
 from autodiff import JitFallbackWarning
 from autodiff._accel import fused as fused_module
+from autodiff._accel.formulas import FORMULAS, arity
 from autodiff._accel.fused import Fused
 from autodiff._accel.fusion import ITEM, fuse
 from autodiff._hooks import enabled
@@ -58,20 +60,54 @@ def _compiled(program):
     return fused
 
 
+# The ops whose own primitive has a formula run their programs' kernels; compiling every op's (about 600
+# kernels) took minutes on a fresh checkout, as CI is.  Each formula's line of kernel code is tested on its own,
+# in both dtypes (test_each_formula_runs_in_a_kernel_as_its_primitive_does).
+KERNEL_OPS = {prim.__name__ for prim in FORMULAS}
+
+
+def _fused_programs(op):
+    """``(program, fused, inputs, dtype)`` for each op-table program of ``op``, its kernels compiled for the
+    ops of :data:`KERNEL_OPS` and left in their first tier (the run's own primitives) for the others."""
+    for _, fun, first, second in _op_programs(op, _case_with_axes(op)):
+        program = _lowered(fun, first)
+        if program is not None:
+            fused = _compiled(program) if op.name in KERNEL_OPS else fuse(program)
+            yield program, fused, _program_inputs(second), second[0].dtype
+
+
 @needs_kernels
 @pytest.mark.parametrize("op", OPS, ids=repr)
 def test_op_table_programs_fused_agree_with_the_interpreter(op):
-    for _, fun, first, second in _op_programs(op, _case_with_axes(op)):
-        program = _lowered(fun, first)
-        if program is None:
-            continue
-        fused = _compiled(program)
-        inputs = _program_inputs(second)
+    """Every op's programs: the runs found and taken apart right (the fused equations' values, and the items
+    that split them, equal the unfused replay); for the ops of KERNEL_OPS, with their kernels."""
+    for program, fused, inputs, dtype in _fused_programs(op):
         with np.errstate(all="ignore"):
             want = replay(program, inputs)
-            _close(replay(fused, inputs), want, second[0].dtype)
-            _close(callsite(fused).run(inputs), want, second[0].dtype)
-        assert not any(f.refused for f in _fusions(fused))  # each ran its kernel
+            _close(replay(fused, inputs), want, dtype)
+            _close(callsite(fused).run(inputs), want, dtype)
+        if op.name in KERNEL_OPS:
+            assert not any(f.refused or f.kernel is None for f in _fusions(fused))  # each ran its kernel
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+@pytest.mark.parametrize("prim", list(FORMULAS), ids=lambda p: p.__name__)
+def test_each_formula_runs_in_a_kernel_as_its_primitive_does(prim, dtype):
+    """Each formula's line of kernel code, in both dtypes: ``prim`` between two scalings, one run of three
+    equations, on values in (0.2, 0.9) (inside every formula's domain), against the unfused replay."""
+    n = arity(prim)
+
+    def f(*xs):
+        return prim(*[x * 1.5 for x in xs]) * 0.5
+
+    draws = np.random.default_rng(7).uniform(0.2, 0.9, (2, n, 16)).astype(dtype)
+    program = _lowered(f, list(draws[0]))
+    fused = _compiled(program)
+    assert [type(e.prim) for e in fused.equations] == [Fused]
+    want = replay(program, list(draws[1]))
+    _close(replay(fused, list(draws[1])), want, dtype)
+    assert want[0].dtype == dtype and fused.equations[0].prim.refused == 0
 
 
 def _case_with_axes(op):
