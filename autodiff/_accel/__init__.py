@@ -25,7 +25,8 @@ from .._hooks import fill
 def install():
     """Fill autodiff's slots with the accelerations that are on (called once, by ``autodiff/__init__.py``)."""
     from .. import _for_traversal  # noqa: F401  (declares total's known_total slot)
-    from . import backward, batching, elementwise, flatten, kernels, parallel, record, reductions
+    from .._jit.passes import codegen
+    from . import backward, batching, elementwise, flatten, fusion, kernels, parallel, record, reductions
 
     fill("record", "the one-traced-argument case of recording, unrolled", record=record.record_fast)
     fill("backward", "the backward pass with the common rules' pulls unrolled", backward=backward.backward_unrolled)
@@ -44,3 +45,7 @@ def install():
     fill("threads", "a second thread for large reductions, convolutions and optimiser steps",
          available=not parallel._SERIAL, reason=f"{os.cpu_count()} CPU")
     fill("buffers", "pools of recycled large arrays")
+    fill("jit_fusion", "a jitted program's runs of elementwise equations as one numba kernel each",
+         available=numba, reason="numba is missing or NUMBA_DISABLE_JIT is set", jit_fuse=fusion.fuse)
+    fill("jit_callsite", "a jitted program run by one generated Python function, not the interpreter",
+         jit_callsite=codegen.callsite)

@@ -1,11 +1,11 @@
 """``autodiff.jit``: trace a function once per signature into a program, then replay the program.
 
 The first call with a signature (:mod:`.signature`) traces ``f`` on a staging level (:mod:`.staging`): the
-arguments' arrays become the program's inputs, every primitive call an equation.  The passes run (dead-code
-elimination, :mod:`.passes`) and the program is kept; later calls with that signature replay it
-(:mod:`.replay`).  A trace that saw data it must not see keeps no program: when library code read a staged
-value's data (a rule's fast path) or the function closed over a value an outer transform is tracing, that
-signature runs ``f`` itself on every call (correct, not faster), with one warning saying why.
+arguments' arrays become the program's inputs, every primitive call an equation.  The passes run (:mod:`.passes`)
+and the program is kept; later calls with that signature run it (``program.run``: the interpreter :mod:`.replay`,
+or the call-site pass's generated function).  A trace that saw data it must not see keeps no program: when
+library code read a staged value's data (a rule's fast path) or the function closed over a value an outer
+transform is tracing, that signature runs ``f`` itself on every call (correct, not faster), with one warning saying why.
 """
 
 import functools
@@ -20,7 +20,7 @@ from .._traced import Traced
 from .._trees import walk_flatten
 from .passes import PASSES
 from .program import Var
-from .replay import ShapeChanged, replay
+from .replay import ShapeChanged
 from .signature import read_signature
 from .staging import open_staging, staging_now
 
@@ -94,7 +94,7 @@ class Jitted:
         unknown = [p for p in passes if p not in PASSES]
         if unknown:
             raise ValueError(f"jit: no pass named {unknown[0]!r}; the passes are {', '.join(PASSES)}")
-        self.passes = tuple(passes)
+        self.passes = tuple(name for name in PASSES if name in passes)  # PASSES' order: callsite comes last
         self._name = getattr(fun, "__name__", "f")
         self._cache, self._captured = {}, _Captured()
         self._traces = self._hits = self._eager_calls = 0
@@ -111,7 +111,7 @@ class Jitted:
             self._eager_calls += 1
             return self.fun(*args, **kwargs)
         try:
-            leaves = replay(entry, sig.distinct)
+            leaves = entry.run(sig.distinct)
         except ShapeChanged as changed:  # Python may have read that shape while tracing: no program for it
             self._fall_back(sig, f"{changed}, and the function may have read it while tracing", 2)
             self._eager_calls += 1

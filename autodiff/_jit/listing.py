@@ -21,7 +21,7 @@ def listing(program):
     """The listing of ``program`` as text.
 
     >>> import numpy as np, autodiff, autodiff.numpy as anp
-    >>> print(autodiff.jit(lambda x: anp.sin(x) * 2.0).lower(np.zeros(3)))
+    >>> print(autodiff.jit(lambda x: anp.sin(x) * 2.0, passes=("dce",)).lower(np.zeros(3)))
     program <lambda>
       in  %0:float64[3]
       %1 = sin(%0) -> float64[3]

@@ -60,6 +60,11 @@ class Program:
         self.frees = _last_uses(equations, outputs)
         self.shapes = [a.shape if type(a) is Aval else None for a in avals]  # what a replay's values must have
 
+    def run(self, inputs):
+        """The output leaves for these input values, by the reference interpreter (:mod:`.replay`); the
+        call-site pass (:mod:`.passes.codegen`) gives a program a generated function instead."""
+        return replay(self, inputs)
+
     def replace(self, equations):
         """The same program with other equations (a pass's result)."""
         return Program(self.name, self.n_inputs, equations, self.avals, self.outputs, self.out_tree, self.captured)
@@ -87,3 +92,6 @@ def _last_uses(equations, outputs):
         frees.append(tuple(dict.fromkeys(dead)))
     frees.reverse()
     return frees
+
+
+from .replay import replay  # noqa: E402  (here, not on top: replay.py reads Var from this module)

@@ -1,9 +1,52 @@
 """Passes over a program, each a function ``program -> program`` in its own module, each switchable off.
 
-Built: dead-code elimination (:mod:`.dce`).  Not built yet (later stages of issue 42): constant folding,
-common-subexpression elimination, fusion of elementwise chains into numba kernels, buffer planning.
+``jit`` runs them in the order of :data:`PASSES`; ``jit(f, passes=(...))`` names the ones to run (``()``: none).
+
+- ``dce`` (:mod:`.dce`): dead-code elimination.
+- ``fuse`` (:mod:`autodiff._accel.fusion`): each run of elementwise equations becomes one equation, one numba
+  kernel compiled once the program has run a few times.
+- ``callsite`` (:mod:`.codegen`): the program runs as one generated Python function, not through the interpreter.
+
+The last two are accelerations: hook slots (:mod:`autodiff._hooks`) that ``autodiff._accel`` fills.  Under
+``AUTODIFF_REFERENCE=1``, or named in ``AUTODIFF_ACCEL_OFF`` (``jit_fusion``, ``jit_callsite``), they leave
+the program as it is, and the reference interpreter (:mod:`autodiff._jit.replay`) runs it.  Not built yet
+(issue 42): constant folding, common-subexpression elimination, buffer planning.
 """
 
+from ..._hooks import hooks, slot
 from .dce import dce
 
-PASSES = {"dce": dce}  # name -> pass, in the order jit runs them
+
+def _unchanged(program):
+    return program
+
+
+slot("jit_fuse", _unchanged, "jit's fusion pass: runs of elementwise equations as one numba kernel each")
+slot("jit_callsite", _unchanged, "jit's call-site pass: a program run by one generated Python function")
+
+
+def fuse(program):
+    """Each run of elementwise equations as one fused equation (:mod:`autodiff._accel.fusion`), when on.
+
+    >>> import numpy as np, autodiff, autodiff.numpy as anp
+    >>> from autodiff._hooks import enabled
+    >>> program = fuse(autodiff.jit(lambda x: anp.tanh(anp.sin(x) * 0.9), passes=()).lower(np.zeros(3)))
+    >>> [e.prim.__name__ for e in program.equations] == (["fused[3]"] if enabled("jit_fusion") else
+    ...                                                   ["sin", "multiply", "tanh"])
+    True
+    """
+    return hooks.jit_fuse(program)
+
+
+def callsite(program):
+    """The program with a generated function to run it (:mod:`.codegen`), when on.
+
+    >>> import numpy as np, autodiff, autodiff.numpy as anp
+    >>> program = callsite(autodiff.jit(lambda x: anp.sin(x), passes=()).lower(np.zeros(3)))
+    >>> program.run([np.zeros(3)])
+    [array([0., 0., 0.])]
+    """
+    return hooks.jit_callsite(program)
+
+
+PASSES = {"dce": dce, "fuse": fuse, "callsite": callsite}  # name -> pass, in the order jit runs them

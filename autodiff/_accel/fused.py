@@ -1,0 +1,189 @@
+"""A fused equation: a run of elementwise equations that jit's fusion (:mod:`.fusion`) made one.
+
+A :class:`Fused` holds the run as a small program of its own, its ``body``: the inputs are the values the run
+reads from outside it (earlier values, constant arrays of its shape), the outputs the values the rest of the
+program reads.  It runs in tiers, so a program's first calls cost no compilation:
+
+1. its first :data:`COMPILE_AFTER` calls replay the body with the reference interpreter (the run's own
+   primitives, one numpy call each);
+2. then it compiles the body into one numba kernel, which loops once over the elements computing each
+   equation's scalar formula (:mod:`.formulas`) on scalars in registers, and writes the outputs only; every later
+   call runs the kernel.  The kernel's source goes to ``__pycache__/fused/`` beside this file when that folder is
+   writable, so numba caches the compiled code across processes; when it is not, the kernel is compiled in memory.
+
+With numba switched off (``NUMBA_DISABLE_JIT``, ``AUTODIFF_ACCEL_OFF=kernels``) or unable to compile (one
+warning), and for any call the kernel refuses (a value of another dtype), the body's replay runs: never a wrong
+answer.  Traced operands (an outer transform's) always take the replay, so the outer level sees the primitives.
+
+>>> import numpy as np, autodiff, autodiff.numpy as anp
+>>> from autodiff._accel.fusion import fuse_runs
+>>> program = fuse_runs(autodiff.jit(lambda x: anp.tanh(anp.sin(x) * 0.9), passes=()).lower(np.zeros(3)))
+>>> fused = program.equations[0].prim
+>>> print(fused.body)
+program fused[3]
+  in  %0:float64[3]
+  %1 = sin(%0) -> float64[3]
+  %2 = multiply(%1, 0.9) -> float64[3]
+  %3 = tanh(%2) -> float64[3]
+  out [%3]
+>>> bool(np.allclose(fused.fun(np.ones(3)), np.tanh(np.sin(1.0) * 0.9), rtol=1e-12))
+True
+"""
+
+import hashlib
+import importlib.util
+import os
+import sys
+import threading
+import warnings
+
+import numpy as np
+
+from .._jit.program import Var
+from .._jit.replay import replay
+from . import numba_jit
+from .formulas import FORMULAS
+
+COMPILE_AFTER = 10  # calls replayed before the kernel compiles (a fraction of a second; numba's first, longer)
+
+_kernels = {}  # source -> compiled kernel (False: numba could not): equal runs share one
+_lock = threading.Lock()
+_warned = []
+
+
+class Fused:
+    """A run of elementwise equations as one equation's primitive: ``fun(*operands)`` is the run's outputs (one
+    array, or a tuple of them), ``body`` the run as a program, ``source`` its kernel's code."""
+
+    def __init__(self, body, shape, dtype):
+        self.__name__ = body.name
+        self.body, self.shape, self.dtype = body, shape, np.dtype(dtype)
+        self.calls = 0  # calls before the kernel was compiled
+        self.refused = 0  # calls the kernel refused (the replay ran instead)
+        self.kernel = None  # the compiled kernel once built, False if it cannot be
+        self._source = None
+
+    def __repr__(self):
+        return f"<fused {len(self.body.equations)} equations>"
+
+    def __call__(self, *operands):
+        """The outputs, by the body's primitives (traced operands: the outer transform sees each one)."""
+        leaves = replay(self.body, list(operands))
+        return leaves[0] if len(leaves) == 1 else tuple(leaves)
+
+    def fun(self, *operands):
+        """The outputs for plain operands: the body's replay until the kernel is compiled, the kernel after."""
+        kernel = self.kernel
+        if kernel is None:
+            self.calls += 1
+            if self.calls < COMPILE_AFTER:
+                return self(*operands)
+            kernel = self.compile()
+        if kernel is False:
+            return self(*operands)
+        return self._launch(kernel, operands)
+
+    def compile(self):
+        """Compile the kernel now (or find it compiled for an equal run); ``False`` when numba cannot."""
+        with _lock:
+            if self.kernel is None:
+                source = self.source
+                if source not in _kernels:
+                    _kernels[source] = _compile(source, self.dtype, self.body.n_inputs, len(self.body.outputs))
+                self.kernel = _kernels[source]
+        return self.kernel
+
+    @property
+    def source(self):
+        """The kernel's code: one loop over the elements, one line per equation."""
+        if self._source is None:
+            self._source = kernel_source(self.body, self.dtype)
+        return self._source
+
+    def _launch(self, kernel, operands):
+        arrays = [a.ravel() for a in operands if type(a) is np.ndarray and a.shape == self.shape]  # never past an end
+        if len(arrays) == len(operands):
+            outs = [np.empty(self.shape, self.dtype) for _ in self.body.outputs]
+            try:
+                kernel(*arrays, *[o.reshape(-1) for o in outs])
+                return outs[0] if len(outs) == 1 else tuple(outs)
+            except Exception:  # an operand of another dtype than traced: numba refuses it
+                pass
+        self.refused += 1  # the replay is never wrong
+        return self(*operands)
+
+
+def kernel_source(body, dtype):
+    """The numba source of ``body``'s kernel: ``kernel(a0, ..., o0, ...)`` over 1-D arrays of ``dtype``.
+
+    Scalar constants become module constants of the kernel's dtype (``k0``), written exactly (``float.hex``).
+    """
+    constants, lines = {}, []
+    for k in range(body.n_inputs):
+        lines.append(f"        v{k} = a{k}[i]")
+    for prim, operands, _, out in body.equations:
+        names = [f"v{a.ref}" if type(a) is Var else _constant(constants, a, dtype) for a in operands]
+        lines.append(f"        v{out} = {FORMULAS[prim].format(*names)}")
+    lines += [f"        o{j}[i] = v{o.ref}" for j, o in enumerate(body.outputs)]
+    arrays = [f"a{k}" for k in range(body.n_inputs)] + [f"o{j}" for j in range(len(body.outputs))]
+    kind = np.dtype(dtype).name
+    header = ["import numpy as np", "", f"ONE = np.{kind}(1.0)"]
+    header += [f"{name} = np.{kind}(float.fromhex({text!r}))" for text, name in constants.items()]
+    loop = ["", "", f"def kernel({', '.join(arrays)}):", "    for i in range(o0.size):"]
+    return "\n".join(header + loop + lines) + "\n"
+
+
+def _constant(constants, value, dtype):
+    """The name of the scalar ``value`` in ``dtype`` (numpy casts a Python number to the array's dtype so)."""
+    text = float(np.dtype(dtype).type(value)).hex()
+    return constants.setdefault(text, f"k{len(constants)}")
+
+
+def _compile(source, dtype, n_inputs, n_outputs):
+    """The compiled kernel of ``source``, or ``False`` (numba switched off, missing, or failing: warned once)."""
+    if not numba_jit.use_numba():
+        return False
+    try:
+        import numba
+
+        function, cached = _define(source)
+        t, d = numba.types, numba.from_dtype(np.dtype(dtype))
+        signature = t.void(*[numba_jit.readonly(t, d, 1, "C")] * n_inputs, *[numba_jit.writable(t, d, 1)] * n_outputs)
+        return numba.njit([signature], cache=cached, nogil=True, error_model="numpy")(function)
+    except Exception as error:  # the replay is never wrong: say so once, and keep it
+        if not _warned:
+            _warned.append(error)
+            warnings.warn(f"jit fusion: numba could not compile a fused kernel ({type(error).__name__}: {error}); "
+                          "such runs replay their equations unfused", RuntimeWarning, stacklevel=4)
+        return False
+
+
+def _define(source):
+    """``(kernel function, whether numba may cache it)``: imported from a file under ``__pycache__/fused/`` (numba
+    caches beside a function's source file) when that folder is writable, else run from memory."""
+    folder = _cache_folder()
+    if folder is None:
+        namespace = {}
+        exec(compile(source, "<autodiff fused kernel>", "exec"), namespace)  # noqa: S102 (our own generated code)
+        return namespace["kernel"], False
+    name = "fused_" + hashlib.sha1(source.encode()).hexdigest()[:20]
+    path = os.path.join(folder, name + ".py")
+    if not os.path.exists(path):  # written once: numba's cache keys on the file's time stamp
+        partial = f"{path}.{os.getpid()}.{threading.get_ident()}"
+        with open(partial, "w") as f:
+            f.write(source)
+        os.replace(partial, path)
+    spec = importlib.util.spec_from_file_location(f"_autodiff_{name}", path)
+    module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)  # numba's cache finds it by name
+    spec.loader.exec_module(module)
+    return module.kernel, True
+
+
+def _cache_folder():
+    """``__pycache__/fused`` beside this file, made if need be, or ``None`` when it cannot be written."""
+    folder = os.path.join(os.path.dirname(os.path.abspath(__file__)), "__pycache__", "fused")
+    try:
+        os.makedirs(folder, exist_ok=True)
+    except OSError:
+        return None
+    return folder if os.access(folder, os.W_OK) else None
