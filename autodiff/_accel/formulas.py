@@ -4,7 +4,7 @@ A formula is a template of one line of numba code on scalars: ``{0}``, ``{1}`` a
 variables), ``np`` is numpy as numba knows it, and ``ONE`` is 1 in the kernel's dtype (a bare ``1`` would be an
 int64 and promote a float32 value to float64, where numpy keeps float32).  Each formula computes what the
 primitive's function does, in the same order of operations, so arithmetic rounds as numpy's does; a function
-(``np.sin``) may differ from numpy's own loop in the last bit (tests/jit/test_fusion.py holds them to 1e-12 in
+(``np.sin``) may differ from numpy's own loop in the last bit (tests/accel/test_jit_fusion.py holds them to 1e-12 in
 float64, 1e-6 in float32).  A primitive missing here is never fused: adding a line is all fusion needs.
 
 >>> from autodiff.numpy import _elementwise as e

@@ -78,8 +78,8 @@ def test_every_op_table_program_runs_bitwise_as_the_interpreter(op):
             _same_bits(generated.run(_program_inputs(second)), want)
             _same_bits(generated.run(_program_inputs(second)), want)  # its function, built on the first run
         ran += 1
-    if not ran:
-        pytest.skip("a rule of this op reads data: each of its signatures runs without jit")
+    if not ran:  # a rule of this op reads data: no signature has a program, so the function itself runs
+        assert all(_lowered(fun, first) is None for _, fun, first, _ in _op_programs(op))
 
 
 def test_its_source_is_one_line_per_equation_naming_each_primitive():

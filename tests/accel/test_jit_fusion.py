@@ -31,7 +31,7 @@ from autodiff._hooks import enabled
 from autodiff._jit.passes.codegen import callsite
 from autodiff._jit.replay import ShapeChanged, replay
 from bench.overhead import chain
-from tests.jit.test_codegen import _lowered, _op_programs, _program_inputs
+from tests.accel.test_jit_codegen import _lowered, _op_programs, _program_inputs
 from tests.jit.test_op_table import _first_case
 from tests.op_table import OPS
 
