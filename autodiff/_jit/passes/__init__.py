@@ -2,18 +2,23 @@
 
 ``jit`` runs them in the order of :data:`PASSES`; ``jit(f, passes=(...))`` names the ones to run (``()``: none).
 
+- ``cse`` (:mod:`.cse`): common-subexpression elimination; a repeated equation reads the first one's value.
 - ``dce`` (:mod:`.dce`): dead-code elimination.
 - ``fuse`` (:mod:`autodiff._accel.fusion`): each run of elementwise equations becomes one equation, one numba
   kernel compiled once the program has run a few times.
 - ``callsite`` (:mod:`.codegen`): the program runs as one generated Python function, not through the interpreter.
 
-The last two are accelerations: hook slots (:mod:`autodiff._hooks`) that ``autodiff._accel`` fills.  Under
-``AUTODIFF_REFERENCE=1``, or named in ``AUTODIFF_ACCEL_OFF`` (``jit_fusion``, ``jit_callsite``), they leave
-the program as it is, and the reference interpreter (:mod:`autodiff._jit.replay`) runs it.  Not built yet
-(issue 42): constant folding, common-subexpression elimination, buffer planning.
+``cse`` comes before ``dce`` (either order gives the same count) and before ``fuse``, whose runs are then the
+shorter program's.  It never merges a call that draws random numbers
+(:mod:`.purity`).  These two are plain rewrites whose programs replay bitwise as the unrewritten ones, so they
+run in every mode.  The last two are accelerations: hook slots (:mod:`autodiff._hooks`) that ``autodiff._accel``
+fills.  Under ``AUTODIFF_REFERENCE=1``, or named in ``AUTODIFF_ACCEL_OFF`` (``jit_fusion``, ``jit_callsite``),
+they leave the program as it is, and the reference interpreter (:mod:`autodiff._jit.replay`) runs it.  Not built
+yet (issue 42): constant folding, buffer planning.
 """
 
 from ..._hooks import hooks, slot
+from .cse import cse
 from .dce import dce
 
 
@@ -49,4 +54,5 @@ def callsite(program):
     return hooks.jit_callsite(program)
 
 
-PASSES = {"dce": dce, "fuse": fuse, "callsite": callsite}  # name -> pass, in the order jit runs them
+# name -> pass, in the order jit runs them
+PASSES = {"cse": cse, "dce": dce, "fuse": fuse, "callsite": callsite}
