@@ -21,6 +21,7 @@ from ._traced import Tape, Traced, ambient
 _rules = {}
 _forwards = {}  # primitive -> fwd(*args, **kwargs) giving (value, residuals), for defvjp_fwd_bwd
 _plans = {}  # primitive -> what its pullbacks read (autodiff._residuals.Plan); without one an entry keeps all
+_effects = set()  # primitives whose call does more than compute its value (draws random numbers): extend.effectful
 
 
 class Primitive:

@@ -29,7 +29,7 @@ from ._containers import register_container, register_leaf
 from ._forward import jvp_via_ad
 from ._jvp_rules import _jvp_rules, checked_jvp, joint_jvp, linear_jvp, per_argument_jvp
 from ._paths import cycle_error
-from ._primitive import Primitive, ResidualRule, _forwards, _plans, _rules, joint_rule, per_argument_rule
+from ._primitive import Primitive, ResidualRule, _effects, _forwards, _plans, _rules, joint_rule, per_argument_rule
 from ._residuals import Plan
 from ._stop_gradient import value_of
 from ._structural import Tangent
@@ -44,7 +44,7 @@ __all__ = [
     "Primitive", "Traced", "value_of", "is_differentiable", "is_inexact", "register_container", "register_leaf",
     "ZeroTangent", "NoTangent", "Thunk", "Tangent", "unthunk", "add_tangents", "vjp_via_ad", "jvp_via_ad",
     "check_rules", "RuleWarning", "defbatch", "batch_through", "batch_loop", "BatchingWarning", "plain_value", "surely",
-    "cycle_error",
+    "cycle_error", "effectful",
 ]
 
 
@@ -84,6 +84,23 @@ def surely(test, x):
 def primitive(fun, name=None):
     """Wrap ``fun`` (a function on plain values) as a primitive; give it a rule with ``defvjp``."""
     return Primitive(fun, name)
+
+
+def effectful(prim):
+    """Mark ``prim`` as a primitive whose call does more than compute its value from its operands (it draws
+    random numbers, from numpy's global state or a generator it holds): ``autodiff.jit``'s passes then never
+    merge two of its calls into one (common-subexpression elimination) nor compute one ahead, at trace time
+    (constant folding).  A call given a random generator as an operand is left alone without the mark.
+    Returns ``prim``.
+
+    >>> import numpy as np, autodiff
+    >>> jitter = effectful(primitive(lambda x: x + np.random.standard_normal(np.shape(x)), name="jitter"))
+    >>> program = autodiff.jit(lambda x: jitter(x) - jitter(x)).lower(np.zeros(2))
+    >>> [e.prim.__name__ for e in program.equations if e.prim is jitter]
+    ['jitter', 'jitter']
+    """
+    _effects.add(prim)
+    return prim
 
 
 def defvjp(prim, *vjps, check=None, reads=None):

@@ -13,6 +13,11 @@ True
 """
 
 from autodiff._batch_rules import _batch_rules as batch_rules
+from autodiff._jit.passes import PASSES
+from autodiff._jit.passes.cse import cse
+from autodiff._jit.passes.fold import MAX_BYTES, fold
+from autodiff._jit.program import Var
+from autodiff._jit.replay import replay
 from autodiff._jvp_rules import _jvp_rules as jvp_rules
 from autodiff._primitive import _rules as vjp_rules
 from autodiff._protection import held_count, release
@@ -46,6 +51,7 @@ __all__ = [
     "Tape", "open_tape", "new_input", "release", "Like", "Plan", "SMALL", "held_count",
     "value_text", "format_value", "rule_name", "holds_traced",
     "kernel_signatures", "kernel_threads",
+    "PASSES", "cse", "fold", "MAX_BYTES", "Var", "replay",
 ]
 
 # --- primitives the built-in pullbacks call -------------------------------------------------------------------
@@ -78,6 +84,12 @@ __all__ = [
 # trace, explain and compare print numbers through value_text and format_value, and name a batching rule through
 # rule_name: the tests of their listings (tests/study/, tests/project/test_semantics_page.py) format their oracle's
 # numbers the same way, to compare text with text.
+
+# --- jit's passes ---------------------------------------------------------------------------------------------
+# cse and fold rewrite a program (``jit(f).lower(...)``, public) into a shorter one; tests/jit/test_cse.py and
+# test_fold.py run each pass alone (PASSES names them, Var builds an operand, MAX_BYTES is fold's size bound) and
+# compare the rewritten program's replay, the reference interpreter, with the unrewritten one's, bit for bit.
+# ``jit(f, passes=...)`` shows only the passes' combined effect.
 
 # --- traversal's holders --------------------------------------------------------------------------------------
 # holds_traced: does a function reach a traced value through a holder (closure, default, bound self, partial)?

@@ -65,9 +65,11 @@ class Program:
         call-site pass (:mod:`.passes.codegen`) gives a program a generated function instead."""
         return replay(self, inputs)
 
-    def replace(self, equations):
-        """The same program with other equations (a pass's result)."""
-        return Program(self.name, self.n_inputs, equations, self.avals, self.outputs, self.out_tree, self.captured)
+    def replace(self, equations, outputs=None, captured=None):
+        """The same program with other equations (a pass's result), and other output leaves or captured arrays
+        when given."""
+        return Program(self.name, self.n_inputs, equations, self.avals, self.outputs if outputs is None else outputs,
+                       self.out_tree, self.captured if captured is None else captured)
 
     def __str__(self):
         from .listing import listing

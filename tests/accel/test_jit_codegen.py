@@ -52,40 +52,49 @@ def _program_inputs(args):
     return list({id(a): a for a in args if type(a) is np.ndarray}.values())
 
 
-def _lowered(fun, args):
-    """The program ``jit(fun)`` traces for ``args`` (dead code eliminated, nothing else), or ``None`` when that
-    signature runs without jit (a rule read data)."""
+def _lowered(fun, args, passes=("dce",)):
+    """The program ``jit(fun)`` traces for ``args`` (dead code eliminated, nothing else, unless ``passes`` says),
+    or ``None`` when that signature runs without jit (a rule read data)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", JitFallbackWarning)
         try:
-            return autodiff.jit(fun, passes=("dce",)).lower(*args)
+            return autodiff.jit(fun, passes=passes).lower(*args)
         except ValueError as e:
             if "has no program" in str(e):
                 return None
             raise
 
 
+def op_table_programs(op, passes=("dce",)):
+    """``(program, the second draw's inputs)`` for each program of :func:`_op_programs` that jit keeps (traced
+    on the first draw with ``passes``).  When there is none (a rule of the op reads data), it checks what holds
+    instead, that jit runs the function itself, and gives none."""
+    found = [(program, _program_inputs(second)) for _, fun, first, second in _op_programs(op)
+             if (program := _lowered(fun, first, passes)) is not None]
+    if not found:
+        _runs_the_function_itself(op)
+    return found
+
+
+def _runs_the_function_itself(op):
+    """A signature without a program runs the function itself: one warning, the eager value bit for bit."""
+    _, fun, first, second = next(_op_programs(op))
+    jitted = autodiff.jit(fun)
+    with pytest.warns(JitFallbackWarning):
+        jitted(*first)
+    with np.errstate(all="ignore"):
+        _same_bits([np.asarray(jitted(*second))], [np.asarray(fun(*second))])
+    assert jitted.cache_info().fallbacks and jitted.cache_info().eager_calls == 1
+
+
 @pytest.mark.parametrize("op", OPS, ids=repr)
 def test_every_op_table_program_runs_bitwise_as_the_interpreter(op):
-    ran = 0
-    for _, fun, first, second in _op_programs(op):
-        program = _lowered(fun, first)
-        if program is None:
-            continue
+    for program, inputs in op_table_programs(op):
         generated = callsite(program)
         with np.errstate(all="ignore"):
-            want = replay(program, _program_inputs(second))
-            _same_bits(generated.run(_program_inputs(second)), want)
-            _same_bits(generated.run(_program_inputs(second)), want)  # its function, built on the first run
-        ran += 1
-    if not ran:  # a rule of this op reads data: no signature has a program, and jit runs the function itself
-        _, fun, first, second = next(_op_programs(op))
-        jitted = autodiff.jit(fun)
-        with pytest.warns(JitFallbackWarning):
-            jitted(*first)
-        with np.errstate(all="ignore"):
-            _same_bits([np.asarray(jitted(*second))], [np.asarray(fun(*second))])
-        assert jitted.cache_info().fallbacks and jitted.cache_info().eager_calls == 1
+            want = replay(program, inputs)
+            _same_bits(generated.run(inputs), want)
+            _same_bits(generated.run(inputs), want)  # its function, built on the first run
 
 
 def test_its_source_is_one_line_per_equation_naming_each_primitive():

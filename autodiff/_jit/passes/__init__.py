@@ -2,19 +2,28 @@
 
 ``jit`` runs them in the order of :data:`PASSES`; ``jit(f, passes=(...))`` names the ones to run (``()``: none).
 
+- ``cse`` (:mod:`.cse`): common-subexpression elimination; a repeated equation reads the first one's value.
+- ``fold`` (:mod:`.fold`): constant folding; an equation on constants only is computed once, by the pass.
 - ``dce`` (:mod:`.dce`): dead-code elimination.
 - ``fuse`` (:mod:`autodiff._accel.fusion`): each run of elementwise equations becomes one equation, one numba
   kernel compiled once the program has run a few times.
 - ``callsite`` (:mod:`.codegen`): the program runs as one generated Python function, not through the interpreter.
 
-The last two are accelerations: hook slots (:mod:`autodiff._hooks`) that ``autodiff._accel`` fills.  Under
-``AUTODIFF_REFERENCE=1``, or named in ``AUTODIFF_ACCEL_OFF`` (``jit_fusion``, ``jit_callsite``), they leave
-the program as it is, and the reference interpreter (:mod:`autodiff._jit.replay`) runs it.  Not built yet
-(issue 42): constant folding, common-subexpression elimination, buffer planning.
+``cse`` comes before ``fold``: merged first, two repeated calls on constants fold once and their readers read one
+constant (folded apart, they would read two arrays, which ``cse`` compares by identity: the readers would stay
+two).  ``dce`` before them or after gives the same count; all three come before ``fuse``, whose runs are then
+the shorter program's.  Neither ``cse`` nor ``fold`` merges or computes ahead a call that draws random numbers
+(:mod:`.purity`).  These three are plain rewrites whose programs replay bitwise as the unrewritten ones, so they
+run in every mode.  The last two are accelerations: hook slots (:mod:`autodiff._hooks`) that ``autodiff._accel``
+fills.  Under ``AUTODIFF_REFERENCE=1``, or named in ``AUTODIFF_ACCEL_OFF`` (``jit_fusion``, ``jit_callsite``),
+they leave the program as it is, and the reference interpreter (:mod:`autodiff._jit.replay`) runs it.  Not built
+yet (issue 42): buffer planning.
 """
 
 from ..._hooks import hooks, slot
+from .cse import cse
 from .dce import dce
+from .fold import fold
 
 
 def _unchanged(program):
@@ -49,4 +58,5 @@ def callsite(program):
     return hooks.jit_callsite(program)
 
 
-PASSES = {"dce": dce, "fuse": fuse, "callsite": callsite}  # name -> pass, in the order jit runs them
+# name -> pass, in the order jit runs them
+PASSES = {"cse": cse, "fold": fold, "dce": dce, "fuse": fuse, "callsite": callsite}
