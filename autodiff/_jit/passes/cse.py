@@ -46,8 +46,7 @@ def cse(program):
     for eq in program.equations:
         if renamed:
             eq = eq._replace(operands=tuple(_renamed(a, renamed) for a in eq.operands))
-        key = _key(eq) if pure(eq) else None
-        twin = first.setdefault(key, eq.out) if key is not None else eq.out
+        twin = _twin(eq, first)
         if twin == eq.out or eq.out in outputs and twin in outputs:  # new, or two output leaves in one array
             kept.append(eq)
             continue
@@ -55,6 +54,11 @@ def cse(program):
         if eq.out in outputs:
             outputs.add(twin)  # an output leaf from now on: a later twin that is one too stays
     return program.replace(kept, outputs=[_renamed(o, renamed) for o in program.outputs])
+
+
+def _twin(eq, first):
+    """The value that first computed what ``eq`` computes (``eq.out`` itself when none did, or it draws)."""
+    return first.setdefault(_key(eq), eq.out) if pure(eq) else eq.out
 
 
 def _renamed(a, renamed):
