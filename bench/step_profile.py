@@ -72,7 +72,7 @@ class Clock:
 def _instrumented(clock):
     """Time every primitive and the oneDNN functions while inside; reorders are ``_execute`` calls of a reorder
     primitive.  Everything is put back on the way out."""
-    prims = [o for o in gc.get_objects() if isinstance(o, Primitive)]
+    prims = [o for o in gc.get_objects() if issubclass(type(o), Primitive)]  # type(): a dead weakref.proxy raises
     saved = [(prim, "fun", prim.fun) for prim in prims]
     saved += [(module, name, getattr(module, name)) for module, name in [*PART_OF_FUNCTION, (_convolutions, "_execute"),
                                                                          (_convolutions, "_reorder")]]
