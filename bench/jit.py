@@ -90,21 +90,6 @@ def chain_rows(ctx):
     return _rows(ctx, "100-op chain, per op", lanes, 1.0, "floor", lambda r: [np.asarray(r)], per=N_OPS)
 
 
-def _jax_loss(jax, jnp):
-    """bench/mlp.py's loss in JAX: tanh MLP, mean softmax cross-entropy of one-hot labels."""
-
-    def loss(params, x, onehot):
-        n = len(params) // 2
-        h = x
-        for k in range(n):
-            h = h @ params[f"w{k}"] + params[f"b{k}"]
-            if k < n - 1:
-                h = jnp.tanh(h)
-        return -jnp.sum(onehot * jax.nn.log_softmax(h, axis=1)) / np.float32(x.shape[0])
-
-    return loss
-
-
 def _hvp_lanes(ctx, sizes, batch):
     params, x, onehot, v = mlp.hvp_inputs(list(sizes), batch)
     keys = list(params)
@@ -117,7 +102,7 @@ def _hvp_lanes(ctx, sizes, batch):
              "ours": ours and _in_order(keys, lambda: ours(params))}
     jax, jnp = _jax()
     if jax is not None:
-        loss = _jax_loss(jax, jnp)
+        loss = mlp.loss_in(jnp.tanh, jax.nn.log_softmax, jnp.sum)
         hvp = jax.jit(lambda p: jax.jvp(jax.grad(lambda q: loss(q, x, onehot)), (p,), (v,))[1])
         lanes["floor"] = _in_order(keys, lambda: jax.block_until_ready(hvp(params)))
     if ctx.torch is not None:
@@ -174,7 +159,7 @@ def penalty_rows(ctx):
              "ours": ours and _in_order(keys, lambda: ours(params))}
     jax, jnp = _jax()
     if jax is not None:
-        loss = _jax_loss(jax, jnp)
+        loss = mlp.loss_in(jnp.tanh, jax.nn.log_softmax, jnp.sum)
 
         def jax_penalised(p):
             value, g = jax.value_and_grad(lambda q: loss(q, x, onehot))(p)

@@ -37,14 +37,23 @@ def make(sizes, batch, seed=0):
     return params, x, onehot
 
 
-def loss(params, x, onehot):
-    n = len(params) // 2
-    h = x
-    for k in range(n):
-        h = h @ params[f"w{k}"] + params[f"b{k}"]
-        if k < n - 1:
-            h = anp.tanh(h)
-    return -anp.sum(onehot * F.log_softmax(h, axis=1)) / np.float32(x.shape[0])
+def loss_in(tanh, log_softmax, total):
+    """The MLP's loss written with one library's ``tanh``, ``log_softmax(h, axis=1)`` and ``sum``: ours
+    (:func:`loss`) and JAX's (``bench/jit.py``) are the same code."""
+
+    def loss(params, x, onehot):
+        n = len(params) // 2
+        h = x
+        for k in range(n):
+            h = h @ params[f"w{k}"] + params[f"b{k}"]
+            if k < n - 1:
+                h = tanh(h)
+        return -total(onehot * log_softmax(h, axis=1)) / np.float32(x.shape[0])
+
+    return loss
+
+
+loss = loss_in(anp.tanh, F.log_softmax, anp.sum)
 
 
 def numpy_step(params, x, onehot):
