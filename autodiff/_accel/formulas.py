@@ -41,6 +41,13 @@ FORMULAS = {
     e.tanh_backward: "{0} * (ONE - {1} * {1})",
 }
 
+# The formulas that call a transcendental function.  numba calls libm's scalar function per element; numpy's
+# own loops are vectorised (float32 on AVX2, float64 too on AVX-512): measured on 8192 float32 values, numba's
+# tanh took 3.5-4x numpy's time and exp, sin, log about 2x.  Fusion keeps such an equation out of a run over many
+# elements (fusion.VECTOR_MATH_ABOVE), where numpy's loop is worth more than the saved pass over memory.
+VECTOR_MATH = frozenset({e.exp, e.log, e.sin, e.cos, e.tanh, t.expm1, t.log1p, t.tan, e.sin_backward,
+                         e.cos_backward})
+
 _ARITY = {prim: 1 + max(int(field) for _, field, _, _ in string.Formatter().parse(formula) if field)
           for prim, formula in FORMULAS.items()}
 

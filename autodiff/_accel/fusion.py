@@ -3,7 +3,9 @@
 An equation is **fusable** when its primitive has a scalar formula (:mod:`.formulas`), it has no keyword
 arguments, its value is a float32 or float64 array of at least one axis, and each operand is a value of that
 same shape and dtype, a constant array of that shape and dtype, or a number (a Python or numpy scalar, a 0-d
-array: numpy casts it to the array's dtype, and so does the kernel).  A **run** is a maximal stretch of
+array: numpy casts it to the array's dtype, and so does the kernel).  A transcendental function
+(:data:`~.formulas.VECTOR_MATH`: ``exp``, ``tanh``, ...) is fusable only over at most :data:`VECTOR_MATH_ABOVE`
+elements of its dtype: over more, numpy's vectorised loop beats the kernel's scalar libm call (2-4x in float32).  A **run** is a maximal stretch of
 consecutive fusable equations of one shape and dtype, from :data:`MIN_RUN` to :data:`MAX_RUN` long;
 consecutive, so the program's order never changes.  Each run becomes one equation whose primitive is a
 :class:`~autodiff._accel.fused.Fused` (its kernel compiles once the program has run
@@ -26,6 +28,7 @@ rewrites the program whatever the switches (a fused equation without numba repla
 """
 
 import functools
+import math
 import operator
 from importlib.util import find_spec
 
@@ -34,11 +37,16 @@ import numpy as np
 from .._jit.program import Aval, Equation, Program, Var
 from .._trees import walk_flatten
 from . import numba_jit
-from .formulas import FORMULAS, arity
+from .formulas import FORMULAS, VECTOR_MATH, arity
 from .fused import Fused
 
 MIN_RUN = 2  # a single equation gains nothing from a kernel of its own
 MAX_RUN = 500  # numba's compile time grows with a kernel's length: a longer run is cut (its value stored between)
+# Elements above which a transcendental (formulas.VECTOR_MATH) is left to numpy's loop, per dtype.  numpy's
+# float32 loops are vectorised on AVX2 already (2-4x the kernel's libm calls from 256 elements, at par at 64);
+# its float64 ones only on AVX-512 (at par with the kernel on AVX2), so float64 keeps fusing up to where a numpy
+# call's own microsecond stops mattering.  Measured on an AMD EPYC (Zen 3, AVX2), 2026-12-07.
+VECTOR_MATH_ABOVE = {np.dtype(np.float32): 64, np.dtype(np.float64): 1024}
 _SCALARS = (int, float, np.integer, np.floating)  # bool is an int, but numpy does not cast it as a number
 
 
@@ -149,6 +157,8 @@ def _kind(eq, avals):
     if eq.prim not in FORMULAS or eq.kwargs or type(aval) is not Aval or not aval.shape:
         return None
     if aval.dtype not in numba_jit.FAST or len(eq.operands) != arity(eq.prim):
+        return None
+    if eq.prim in VECTOR_MATH and math.prod(aval.shape) > VECTOR_MATH_ABOVE[aval.dtype]:
         return None
     return aval if all(_fits(a, aval, avals) for a in eq.operands) else None
 

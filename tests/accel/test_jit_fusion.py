@@ -26,7 +26,7 @@ from autodiff import JitFallbackWarning
 from autodiff._accel import fused as fused_module
 from autodiff._accel.formulas import FORMULAS, arity
 from autodiff._accel.fused import Fused
-from autodiff._accel.fusion import ITEM, fuse
+from autodiff._accel.fusion import ITEM, VECTOR_MATH_ABOVE, fuse
 from autodiff._hooks import enabled
 from autodiff._jit.passes.codegen import callsite
 from autodiff._jit.replay import ShapeChanged, replay
@@ -181,6 +181,23 @@ def test_float32_stays_float32_with_python_numbers_cast_as_numpy_casts_them():
     got = replay(fused, [x])[0]
     assert got.dtype == np.float32
     _close([got], [f(x)], np.float32)
+
+
+@needs_kernels
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_transcendental_over_many_elements_is_left_to_numpy(dtype):
+    """Over more than VECTOR_MATH_ABOVE elements, tanh (numpy's vectorised loop beats the kernel's libm call)
+    splits the run: the arithmetic on either side still fuses.  At the threshold, it fuses with the rest."""
+    def f(x):
+        return anp.tanh(x * 0.5 + 0.25) * 3.0 - 1.0
+
+    limit = VECTOR_MATH_ABOVE[np.dtype(dtype)]
+    for size, names in ((limit, ["fused[5]"]), (limit + 1, ["fused[2]", "tanh", "fused[2]"])):
+        x = np.random.default_rng(size).standard_normal(size).astype(dtype)
+        program = _lowered(f, [x])
+        fused = _compiled(program)
+        assert [e.prim.__name__ for e in fused.equations] == names
+        _close(replay(fused, [x]), replay(program, [x]), dtype)
 
 
 @needs_kernels
