@@ -5,9 +5,10 @@ arguments, its value is a float32 or float64 array of at least one axis, and eac
 same shape and dtype, a constant array of that shape and dtype, or a number (a Python or numpy scalar, a 0-d
 array: numpy casts it to the array's dtype, and so does the kernel).  A transcendental function
 (:data:`~.formulas.VECTOR_MATH`: ``exp``, ``tanh``, ...) is fusable only over at most :data:`VECTOR_MATH_ABOVE`
-elements of its dtype: over more, numpy's vectorised loop beats the kernel's scalar libm call (2-4x in float32).  A **run** is a maximal stretch of
-consecutive fusable equations of one shape and dtype, from :data:`MIN_RUN` to :data:`MAX_RUN` long;
-consecutive, so the program's order never changes.  Each run becomes one equation whose primitive is a
+elements of its dtype: over more, numpy's vectorised loop beats the kernel's scalar libm call (2-4x in
+float32).  A **run** is a maximal stretch of consecutive fusable equations of one shape and dtype, from
+:data:`MIN_RUN` to :data:`MAX_RUN` long; consecutive, so the program's order never changes.  Each run becomes
+one equation whose primitive is a
 :class:`~autodiff._accel.fused.Fused` (its kernel compiles once the program has run
 :data:`~autodiff._accel.fused.COMPILE_AFTER` times): it computes only the run's values that later equations or
 the outputs read, so the others are never stored.  One such value is the equation's value; several are a tuple,

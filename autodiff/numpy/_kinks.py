@@ -33,9 +33,7 @@ from ._elementwise import multiply, negative, power, square, where
 
 
 def _inverse_norm(n):
-    n = np.asarray(n)
-    with np.errstate(divide="ignore"):
-        return np.where(n == 0, n.dtype.type(0), np.reciprocal(n))[()]
+    return np.reciprocal(np.where(n == 0, np.inf, n))  # 1 / n, and 1 / inf = 0 where n is 0 (no division by 0)
 
 
 inverse_norm = primitive(_inverse_norm, "inverse_norm")

@@ -17,11 +17,11 @@ matmul = primitive(np.matmul, "matmul")
 
 
 def _matmul_nt(a, b):
-    return np.matmul(a, np.swapaxes(b, -1, -2))
+    return np.matmul(a, np.asarray(b).swapaxes(-1, -2))  # the method: np.swapaxes adds two Python frames
 
 
 def _matmul_tn(a, b):
-    return np.matmul(np.swapaxes(a, -1, -2), b)
+    return np.matmul(np.asarray(a).swapaxes(-1, -2), b)
 
 
 # The two transposed GEMM forms, over the last two axes of operands of two or more: matmul_nt(a, b) = a bᵀ and
