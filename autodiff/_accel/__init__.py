@@ -26,7 +26,7 @@ def install():
     """Fill autodiff's slots with the accelerations that are on (called once, by ``autodiff/__init__.py``)."""
     from .. import _for_traversal  # noqa: F401  (declares total's known_total slot)
     from .._jit.passes import codegen
-    from . import backward, batching, elementwise, flatten, fusion, kernels, parallel, record, reductions
+    from . import backward, batching, elementwise, flatten, fusion, kernels, parallel, planning, record, reductions
 
     fill("record", "the one-traced-argument case of recording, unrolled", record=record.record_fast)
     fill("backward", "the backward pass with the common rules' pulls unrolled", backward=backward.backward_unrolled)
@@ -47,5 +47,7 @@ def install():
     fill("buffers", "pools of recycled large arrays")
     fill("jit_fusion", "a jitted program's runs of elementwise equations as one numba kernel each",
          available=numba, reason="numba is missing or NUMBA_DISABLE_JIT is set", jit_fuse=fusion.fuse)
+    fill("jit_planning", "a jitted program's elementwise ufuncs writing into operands that die there",
+         jit_plan=planning.plan)
     fill("jit_callsite", "a jitted program run by one generated Python function, not the interpreter",
          jit_callsite=codegen.callsite)

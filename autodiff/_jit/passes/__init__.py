@@ -7,6 +7,8 @@
 - ``dce`` (:mod:`.dce`): dead-code elimination.
 - ``fuse`` (:mod:`autodiff._accel.fusion`): each run of elementwise equations becomes one equation, one numba
   kernel compiled once the program has run a few times.
+- ``plan`` (:mod:`autodiff._accel.planning`): buffer planning; an elementwise ufunc writes into an operand's
+  array that dies there and owns its memory (``np.add(a, b, out=a)``), instead of a fresh one.
 - ``callsite`` (:mod:`.codegen`): the program runs as one generated Python function, not through the interpreter.
 
 ``cse`` comes before ``fold``: merged first, two repeated calls on constants fold once and their readers read one
@@ -14,10 +16,10 @@ constant (folded apart, they would read two arrays, which ``cse`` compares by id
 two).  ``dce`` before them or after gives the same count; all three come before ``fuse``, whose runs are then
 the shorter program's.  Neither ``cse`` nor ``fold`` merges or computes ahead a call that draws random numbers
 (:mod:`.purity`).  These three are plain rewrites whose programs replay bitwise as the unrewritten ones, so they
-run in every mode.  The last two are accelerations: hook slots (:mod:`autodiff._hooks`) that ``autodiff._accel``
-fills.  Under ``AUTODIFF_REFERENCE=1``, or named in ``AUTODIFF_ACCEL_OFF`` (``jit_fusion``, ``jit_callsite``),
-they leave the program as it is, and the reference interpreter (:mod:`autodiff._jit.replay`) runs it.  Not built
-yet (issue 42): buffer planning.
+run in every mode.  The last three are accelerations: hook slots (:mod:`autodiff._hooks`) that ``autodiff._accel``
+fills.  Under ``AUTODIFF_REFERENCE=1``, or named in ``AUTODIFF_ACCEL_OFF`` (``jit_fusion``, ``jit_planning``,
+``jit_callsite``), they leave the program as it is, and the reference interpreter (:mod:`autodiff._jit.replay`)
+runs it.  ``plan`` comes after ``fuse``: a fused kernel's value is a fresh array a later ufunc may write into.
 """
 
 from ..._hooks import hooks, slot
@@ -31,6 +33,7 @@ def _unchanged(program):
 
 
 slot("jit_fuse", _unchanged, "jit's fusion pass: runs of elementwise equations as one numba kernel each")
+slot("jit_plan", _unchanged, "jit's buffer planning: an elementwise ufunc writes into an operand that dies there")
 slot("jit_callsite", _unchanged, "jit's call-site pass: a program run by one generated Python function")
 
 
@@ -47,6 +50,19 @@ def fuse(program):
     return hooks.jit_fuse(program)
 
 
+def plan(program):
+    """Buffer planning (:mod:`autodiff._accel.planning`), when on.
+
+    >>> import numpy as np, autodiff, autodiff.numpy as anp
+    >>> from autodiff._hooks import enabled
+    >>> program = plan(autodiff.jit(lambda x: anp.sin(x) * 2.0, passes=()).lower(np.zeros(3)))
+    >>> [e.prim.__name__ for e in program.equations] == (["sin", "multiply[into 0]"] if enabled("jit_planning")
+    ...                                                   else ["sin", "multiply"])
+    True
+    """
+    return hooks.jit_plan(program)
+
+
 def callsite(program):
     """The program with a generated function to run it (:mod:`.codegen`), when on.
 
@@ -59,4 +75,4 @@ def callsite(program):
 
 
 # name -> pass, in the order jit runs them
-PASSES = {"cse": cse, "fold": fold, "dce": dce, "fuse": fuse, "callsite": callsite}
+PASSES = {"cse": cse, "fold": fold, "dce": dce, "fuse": fuse, "plan": plan, "callsite": callsite}
