@@ -17,16 +17,17 @@ answer.  Traced operands (an outer transform's) always take the replay, so the o
 
 >>> import numpy as np, autodiff, autodiff.numpy as anp
 >>> from autodiff._accel.fusion import fuse_runs
->>> program = fuse_runs(autodiff.jit(lambda x: anp.tanh(anp.sin(x) * 0.9), passes=()).lower(np.zeros(3)))
+>>> program = fuse_runs(autodiff.jit(lambda x: anp.tanh(anp.sin(x) * 0.9) * 2.0, passes=()).lower(np.zeros(3)))
 >>> fused = program.equations[0].prim
 >>> print(fused.body)
-program fused[3]
+program fused[4]
   in  %0:float64[3]
   %1 = sin(%0) -> float64[3]
   %2 = multiply(%1, 0.9) -> float64[3]
   %3 = tanh(%2) -> float64[3]
-  out [%3]
->>> bool(np.allclose(fused.fun(np.ones(3)), np.tanh(np.sin(1.0) * 0.9), rtol=1e-12))
+  %4 = multiply(%3, 2.0) -> float64[3]
+  out [%4]
+>>> bool(np.allclose(fused.fun(np.ones(3)), np.tanh(np.sin(1.0) * 0.9) * 2.0, rtol=1e-12))
 True
 """
 

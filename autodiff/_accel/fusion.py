@@ -1,18 +1,18 @@
 """jit's fusion pass: each run of elementwise equations over one shape and dtype becomes one equation.
 
-An equation is **fusable** when its primitive has a scalar formula (:mod:`.formulas`), it has no keyword
-arguments, its value is a float32 or float64 array of at least one axis, and each operand is a value of that
-same shape and dtype, a constant array of that shape and dtype, or a number (a Python or numpy scalar, a 0-d
-array: numpy casts it to the array's dtype, and so does the kernel).  A transcendental function
-(:data:`~.formulas.VECTOR_MATH`: ``exp``, ``tanh``, ...) is fusable only over at most :data:`VECTOR_MATH_ABOVE`
-elements of its dtype: over more, numpy's vectorised loop beats the kernel's scalar libm call (2-4x in
-float32).  A **run** is a maximal stretch of consecutive fusable equations of one shape and dtype, from
-:data:`MIN_RUN` to :data:`MAX_RUN` long; consecutive, so the program's order never changes.  Each run becomes
-one equation whose primitive is a
+An equation is **fusable** when its primitive has a scalar formula (:mod:`.formulas`), it has no keyword arguments,
+its value is a float32 or float64 array of at least one axis, and each operand is a value of that same shape and
+dtype, a constant array of that shape and dtype, or a number (a Python or numpy scalar, a 0-d array: numpy casts it
+to the array's dtype, and so does the kernel). A transcendental function (:data:`~.formulas.VECTOR_MATH`: ``exp``,
+``tanh``, ...) is fusable only over at most :data:`VECTOR_MATH_ABOVE` elements of its dtype: over more, numpy's
+vectorised loop beats the kernel's scalar libm call (2-4x in float32). A **run** is a maximal stretch of
+consecutive fusable equations of one shape and dtype, from :data:`MIN_RUN` (:data:`MIN_SMALL_RUN` over at most
+:data:`SMALL` elements, where a kernel's launch costs more than a few numpy calls) to :data:`MAX_RUN` long;
+consecutive, so the program's order never changes. Each run becomes one equation whose primitive is a
 :class:`~autodiff._accel.fused.Fused` (its kernel compiles once the program has run
-:data:`~autodiff._accel.fused.COMPILE_AFTER` times): it computes only the run's values that later equations or
-the outputs read, so the others are never stored.  One such value is the equation's value; several are a tuple,
-which ``item`` equations take apart (each under the value's own number: values are never renumbered).
+:data:`~autodiff._accel.fused.COMPILE_AFTER` times): it computes only the run's values that later equations or the
+outputs read, so the others are never stored. One such value is the equation's value; several are a tuple, which
+``item`` equations take apart (each under the value's own number: values are never renumbered).
 
 The pass, :func:`fuse`, is off when numba cannot run (missing, ``NUMBA_DISABLE_JIT``,
 ``AUTODIFF_ACCEL_OFF=kernels``, ``AUTODIFF_REFERENCE=1``): it returns the program as it is.  :func:`fuse_runs`
@@ -42,6 +42,11 @@ from .formulas import FORMULAS, VECTOR_MATH, arity
 from .fused import Fused
 
 MIN_RUN = 2  # a single equation gains nothing from a kernel of its own
+# A kernel's launch costs about 4 µs (checking and flattening operands, allocating outputs, numba's dispatch);
+# a numpy call on a small array about 1.  So a run over at most SMALL elements fuses from MIN_SMALL_RUN
+# equations: shorter, it is slower fused (measured on an AMD EPYC, Zen 3, 2026-12-07: 2 equations on 400 float64
+# values 4.0 µs fused against 2.4, 4 equations 4.0 against 4.4; on 8192 values 2 already break even).
+SMALL, MIN_SMALL_RUN = 4096, 4
 MAX_RUN = 500  # numba's compile time grows with a kernel's length: a longer run is cut (its value stored between)
 # Elements above which a transcendental (formulas.VECTOR_MATH) is left to numpy's loop, per dtype.  numpy's
 # float32 loops are vectorised on AVX2 already (2-4x the kernel's libm calls from 256 elements, at par at 64);
@@ -87,10 +92,14 @@ def fuse_runs(program):
     for start, stop, aval in _runs(program):
         run = program.equations[start:stop]
         needed = [eq.out for eq in run if reads.get(eq.out, -1) >= stop]  # read after the run, or an output
-        fusing = aval is not None and len(run) >= MIN_RUN and needed
+        fusing = aval is not None and len(run) >= _min_run(aval) and needed
         equations += _fused(run, needed, aval, avals) if fusing else run
     return Program(program.name, program.n_inputs, equations, avals, program.outputs, program.out_tree,
                    program.captured)
+
+
+def _min_run(aval):
+    return MIN_SMALL_RUN if math.prod(aval.shape) <= SMALL else MIN_RUN
 
 
 @functools.cache

@@ -24,6 +24,7 @@ import autodiff
 import autodiff.numpy as anp
 from autodiff import JitFallbackWarning
 from autodiff._accel import fused as fused_module
+from autodiff._accel import fusion
 from autodiff._accel.formulas import FORMULAS, arity
 from autodiff._accel.fused import Fused
 from autodiff._accel.fusion import ITEM, VECTOR_MATH_ABOVE, fuse
@@ -37,6 +38,13 @@ from tests.op_table import OPS
 
 FUSING = enabled("jit_fusion") and enabled("kernels")
 needs_kernels = pytest.mark.skipif(not FUSING, reason="fusion is off (AUTODIFF_REFERENCE=1, or numba is off)")
+
+
+@pytest.fixture(autouse=True)
+def _short_runs_fuse(monkeypatch):
+    """These tests check how runs are found and what kernels compute, on small arrays and short runs: every run of
+    MIN_RUN fuses here.  The launch-cost rule (MIN_SMALL_RUN) has a test of its own, which restores it."""
+    monkeypatch.setattr(fusion, "MIN_SMALL_RUN", fusion.MIN_RUN)
 
 
 def _close(got, want, dtype):
@@ -198,6 +206,24 @@ def test_a_transcendental_over_many_elements_is_left_to_numpy(dtype):
         fused = _compiled(program)
         assert [e.prim.__name__ for e in fused.equations] == names
         _close(replay(fused, [x]), replay(program, [x]), dtype)
+
+
+@needs_kernels
+def test_a_short_run_over_few_elements_is_left_to_numpy(monkeypatch):
+    """Over at most SMALL elements a run fuses from MIN_SMALL_RUN equations (a kernel's launch costs more than a
+    few numpy calls); over more, from MIN_RUN."""
+    monkeypatch.setattr(fusion, "MIN_SMALL_RUN", 4)
+
+    def f(x, n):
+        for i in range(n):
+            x = x * 1.5 if i % 2 else x + 0.5
+        return x
+
+    for size, n, fused in ((fusion.SMALL, 3, False), (fusion.SMALL, 4, True), (fusion.SMALL + 1, 2, True)):
+        x = np.random.default_rng(size).standard_normal(size)
+        program = _lowered(lambda x, n=n: f(x, n), [x])
+        assert bool(_fusions(fuse(program))) == fused, (size, n)
+        _close(replay(fuse(program), [x]), replay(program, [x]), np.float64)
 
 
 @needs_kernels
