@@ -16,6 +16,7 @@ from autodiff._batch_rules import _batch_rules as batch_rules
 from autodiff._jit.passes import PASSES
 from autodiff._jit.passes.cse import cse
 from autodiff._jit.passes.fold import MAX_BYTES, fold
+from autodiff._jit.passes.simplify import simplify
 from autodiff._jit.program import Var
 from autodiff._jit.replay import replay
 from autodiff._jvp_rules import _jvp_rules as jvp_rules
@@ -51,7 +52,7 @@ __all__ = [
     "Tape", "open_tape", "new_input", "release", "Like", "Plan", "SMALL", "held_count",
     "value_text", "format_value", "rule_name", "holds_traced",
     "kernel_signatures", "kernel_threads",
-    "PASSES", "cse", "fold", "MAX_BYTES", "Var", "replay",
+    "PASSES", "cse", "fold", "simplify", "MAX_BYTES", "Var", "replay",
 ]
 
 # --- primitives the built-in pullbacks call -------------------------------------------------------------------
@@ -86,10 +87,10 @@ __all__ = [
 # numbers the same way, to compare text with text.
 
 # --- jit's passes ---------------------------------------------------------------------------------------------
-# cse and fold rewrite a program (``jit(f).lower(...)``, public) into a shorter one; tests/jit/test_cse.py and
-# test_fold.py run each pass alone (PASSES names them, Var builds an operand, MAX_BYTES is fold's size bound) and
-# compare the rewritten program's replay, the reference interpreter, with the unrewritten one's, bit for bit.
-# ``jit(f, passes=...)`` shows only the passes' combined effect.
+# cse, fold and simplify rewrite a program (``jit(f).lower(...)``, public) into a shorter one; tests/jit/test_cse.py,
+# test_fold.py and test_simplify.py run each pass alone (PASSES names them, Var builds an operand, MAX_BYTES is
+# fold's size bound) and compare the rewritten program's replay, the reference interpreter, with the unrewritten
+# one's, bit for bit.  ``jit(f, passes=...)`` shows only the passes' combined effect.
 
 # --- traversal's holders --------------------------------------------------------------------------------------
 # holds_traced: does a function reach a traced value through a holder (closure, default, bound self, partial)?

@@ -4,6 +4,8 @@
 
 - ``cse`` (:mod:`.cse`): common-subexpression elimination; a repeated equation reads the first one's value.
 - ``fold`` (:mod:`.fold`): constant folding; an equation on constants only is computed once, by the pass.
+- ``simplify`` (:mod:`.simplify`): a ``negative`` that its one reader (``add``, ``subtract``, ``multiply`` by a
+  float) can absorb is absorbed (``add(a, negative(b))`` is ``subtract(a, b)``), bitwise.
 - ``dce`` (:mod:`.dce`): dead-code elimination.
 - ``fuse`` (:mod:`autodiff._accel.fusion`): each run of elementwise equations becomes one equation, one numba
   kernel compiled once the program has run a few times.
@@ -15,7 +17,8 @@
 constant (folded apart, they would read two arrays, which ``cse`` compares by identity: the readers would stay
 two).  ``dce`` before them or after gives the same count; all three come before ``fuse``, whose runs are then
 the shorter program's.  Neither ``cse`` nor ``fold`` merges or computes ahead a call that draws random numbers
-(:mod:`.purity`).  These three are plain rewrites whose programs replay bitwise as the unrewritten ones, so they
+(:mod:`.purity`).  ``simplify`` comes before ``dce``, which drops the absorbed ``negative`` equations.  These
+four are plain rewrites whose programs replay bitwise as the unrewritten ones, so they
 run in every mode.  The last three are accelerations: hook slots (:mod:`autodiff._hooks`) that ``autodiff._accel``
 fills.  Under ``AUTODIFF_REFERENCE=1``, or named in ``AUTODIFF_ACCEL_OFF`` (``jit_fusion``, ``jit_planning``,
 ``jit_callsite``), they leave the program as it is, and the reference interpreter (:mod:`autodiff._jit.replay`)
@@ -26,6 +29,7 @@ from ..._hooks import hooks, slot
 from .cse import cse
 from .dce import dce
 from .fold import fold
+from .simplify import simplify
 
 
 def _unchanged(program):
@@ -42,9 +46,9 @@ def fuse(program):
 
     >>> import numpy as np, autodiff, autodiff.numpy as anp
     >>> from autodiff._hooks import enabled
-    >>> program = fuse(autodiff.jit(lambda x: anp.tanh(anp.sin(x) * 0.9), passes=()).lower(np.zeros(3)))
-    >>> [e.prim.__name__ for e in program.equations] == (["fused[3]"] if enabled("jit_fusion") else
-    ...                                                   ["sin", "multiply", "tanh"])
+    >>> program = fuse(autodiff.jit(lambda x: anp.tanh(anp.sin(x) * 0.9) * 2.0, passes=()).lower(np.zeros(3)))
+    >>> [e.prim.__name__ for e in program.equations] == (["fused[4]"] if enabled("jit_fusion") else
+    ...                                                   ["sin", "multiply", "tanh", "multiply"])
     True
     """
     return hooks.jit_fuse(program)
@@ -75,4 +79,4 @@ def callsite(program):
 
 
 # name -> pass, in the order jit runs them
-PASSES = {"cse": cse, "fold": fold, "dce": dce, "fuse": fuse, "plan": plan, "callsite": callsite}
+PASSES = {"cse": cse, "fold": fold, "simplify": simplify, "dce": dce, "fuse": fuse, "plan": plan, "callsite": callsite}
