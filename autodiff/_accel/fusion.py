@@ -35,7 +35,7 @@ from importlib.util import find_spec
 
 import numpy as np
 
-from .._jit.program import Aval, Equation, Program, Var
+from .._jit.program import Aval, Equation, Program, Var, last_reads
 from .._trees import walk_flatten
 from . import numba_jit
 from .formulas import FORMULAS, VECTOR_MATH, arity
@@ -88,7 +88,7 @@ def fuse_runs(program):
       %5 = item(%6, 1) -> float64[2]
       out (%2, %5)
     """
-    equations, avals, reads = [], list(program.avals), _last_reads(program)
+    equations, avals, reads = [], list(program.avals), last_reads(program)
     for start, stop, aval in _runs(program):
         run = program.equations[start:stop]
         needed = [eq.out for eq in run if reads.get(eq.out, -1) >= stop]  # read after the run, or an output
@@ -180,10 +180,3 @@ def _fits(a, aval, avals):
     if type(a) is np.ndarray:
         return a.shape == aval.shape and a.dtype == aval.dtype or a.ndim == 0 and a.dtype.kind in "fiu"
     return isinstance(a, _SCALARS) and type(a) is not bool
-
-
-def _last_reads(program):
-    """value -> the index of the last equation reading it (past the end for an output)."""
-    last = {a.ref: k for k, eq in enumerate(program.equations) for a in eq.operands if type(a) is Var}
-    last.update((o.ref, len(program.equations)) for o in program.outputs if type(o) is Var)
-    return last

@@ -39,7 +39,7 @@ program <lambda>
 
 import numpy as np
 
-from .._jit.program import Aval, Var
+from .._jit.program import Aval, Var, last_reads
 from ..numpy import _elementwise, _linalg
 from .fused import Fused
 from .fusion import ITEM
@@ -77,7 +77,7 @@ def plan(program):
 
 def plan_buffers(program):
     """``program`` with each elementwise ufunc equation that has a recyclable operand writing into it."""
-    owner, last = _owners(program), _last_reads(program)
+    owner, last = _owners(program), last_reads(program)
     equations = []
     for k, eq in enumerate(program.equations):
         position = _recycled(eq, k, program, owner, last) if _elementwise_ufunc(eq, program.avals) else None
@@ -126,10 +126,3 @@ def _elementwise_ufunc(eq, avals):
     if type(fun) is not np.ufunc or fun.nout != 1 or fun.signature is not None or "out" in eq.kwargs:
         return False
     return _is_array(avals[eq.out])
-
-
-def _last_reads(program):
-    """value -> the index of the last equation reading it (past the end for an output)."""
-    last = {a.ref: k for k, eq in enumerate(program.equations) for a in eq.operands if type(a) is Var}
-    last.update((o.ref, len(program.equations)) for o in program.outputs if type(o) is Var)
-    return last

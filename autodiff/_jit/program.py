@@ -80,6 +80,13 @@ class Program:
         return f"<program {self.name}: {self.n_inputs} inputs, {len(self.equations)} equations>"
 
 
+def last_reads(program):
+    """value -> the index of the last equation reading it (``len(program.equations)`` for an output leaf)."""
+    last = {a.ref: k for k, eq in enumerate(program.equations) for a in eq.operands if type(a) is Var}
+    last.update((o.ref, len(program.equations)) for o in program.outputs if type(o) is Var)
+    return last
+
+
 def _last_uses(equations, outputs):
     """Per equation, the values read (or made) there for the last time: the replay drops them after it, so a
     long program holds what eager code would, not every value it made."""
