@@ -18,6 +18,7 @@ import numpy as np
 from .._protection import let_go, protect
 from .._traced import Traced
 from .._trees import walk_flatten
+from .as_primitive import CallSite, example_inputs
 from .passes import PASSES
 from .program import Var
 from .replay import ShapeChanged
@@ -97,6 +98,7 @@ class Jitted:
         self.passes = tuple(name for name in PASSES if name in passes)  # PASSES' order: callsite comes last
         self._name = getattr(fun, "__name__", "f")
         self._cache, self._captured = {}, _Captured()
+        self._sites = {}  # plain signature key -> the CallSite standing for calls an outer transform traces
         self._traces = self._hits = self._eager_calls = 0
         weakref.finalize(self, self._captured.release)
 
@@ -104,6 +106,8 @@ class Jitted:
         if staging_now() is not None:  # inside another jit's trace: that program records this call's ops
             return self.fun(*args, **kwargs)
         sig = read_signature(self._name, args, kwargs, self.static_argnums, self.static_argnames)
+        if Traced in map(type, sig.distinct):  # an outer transform's value: the call is one primitive to it
+            return self._as_primitive(sig, args, kwargs)
         entry = self._cache.get(sig.key)
         if entry is None:
             return self._trace(sig)[0]
@@ -141,8 +145,25 @@ class Jitted:
     def clear_cache(self):
         """Forget every program (and let go of the arrays they captured, writable again) and the counts."""
         self._cache.clear()
+        self._sites.clear()
         self._captured.release()
         self._traces = self._hits = self._eager_calls = 0
+
+    def _as_primitive(self, sig, args, kwargs):
+        """The call, some of whose inputs an outer transform traces, as one primitive to it (:mod:`.as_primitive`);
+        a signature kept without a program runs the function itself, as for a plain call."""
+        plain = read_signature(self._name, *sig.rebuild(example_inputs(sig.distinct)), self.static_argnums,
+                               self.static_argnames)
+        entry = self._cache.get(plain.key)
+        if entry is None:
+            entry = self._trace(plain)[1]
+        if type(entry) is _Eager:
+            self._eager_calls += 1
+            return self.fun(*args, **kwargs)
+        site = self._sites.get(plain.key)
+        if site is None:
+            site = self._sites[plain.key] = CallSite(self, plain, entry)
+        return site(sig.distinct)
 
     def _trace(self, sig):
         """Trace ``fun`` for ``sig``: ``(its result, the cache entry made)``."""

@@ -1,0 +1,174 @@
+"""A jitted call an outer transform traces, as one primitive whose rules are jitted functions too (issue 42).
+
+``grad(jit(f))``, ``vmap(jit(f))`` and ``jvp(jit(f), ...)`` call the jitted function with values an outer
+transform is tracing.  Replaying the program equation by equation through the primitives would let that
+transform record, batch or push every one of them, as slowly as eager code.  Instead the call becomes one
+:class:`~autodiff._primitive.Primitive` per jitted function and call structure (a :class:`CallSite`): its
+function takes the call's distinct input arrays and returns the tuple of the output leaves the program computes,
+by calling the jitted function itself on plain arrays (its signature, cache and program, as any plain call).
+Its rules are jitted functions of that flat function, so each is compiled, and called with traced values at the
+next order it becomes a primitive in turn:
+
+- the pullback (joint) is ``jit`` of the flat function's ``vjp`` applied to the cotangents: it recomputes the
+  forward inside its program, as ``remat`` would, and returns every input's cotangent at once (``None`` for an
+  integer input, which has none);
+- the pushforward (joint) is ``jit`` of the flat function's ``jvp``;
+- the batching rule is ``jit(vmap(flat function, in_axes))``, one per pattern of batched inputs.
+
+An output leaf the program does not compute (``None``, a Python number, a constant array) comes back as it is;
+the others are the parts of the primitive's tuple, read with ``tuple_item``.
+"""
+
+import numpy as np
+
+from .._batching import batch_depth
+from .._tangents import ZeroTangent, is_inexact, unthunk
+from .._traced import Traced
+from .._traced import value_of as strip_all
+from .._trees import walk_flatten
+from .program import Var
+from .signature import Signature
+
+
+def example_inputs(distinct):
+    """One plain example of each input, for the signature of the plain call the primitive makes: a traced
+    value's innermost array without the batch axes of the ``vmap`` levels around it (its first example, so
+    that a trace on it meets real values), a fresh view of a plain array (fresh, so that two inputs stay two).
+
+    >>> import numpy as np, autodiff
+    >>> autodiff.vmap(lambda x: example_inputs([x])[0].shape == (3,) and x)(np.ones((4, 3))).shape
+    (4, 3)
+    """
+    return [_example(np.asarray(strip_all(x)), batch_depth(x)) for x in distinct]
+
+
+def _example(inner, depth):
+    if 0 in inner.shape[:depth]:  # an empty batch has no first example: zeros of one example's shape
+        return np.zeros(inner.shape[depth:], inner.dtype)
+    return inner[(0,) * depth + (Ellipsis,)]
+
+
+class CallSite:
+    """The primitive standing for calls of ``jitted`` with one signature (``plain``, read from examples), and
+    its rules; ``program`` is that signature's, which says which output leaves it computes.
+
+    >>> import numpy as np, autodiff, autodiff.numpy as anp
+    >>> f = autodiff.jit(lambda x: {"y": anp.sum(anp.sin(x) ** 2), "n": None})
+    >>> autodiff.grad(lambda x: f(x)["y"])(np.zeros(2)), f.cache_info().traces
+    (array([0., 0.]), 1)
+    >>> autodiff.vmap(lambda x: f(x)["y"])(np.zeros((3, 2)))
+    array([0., 0., 0.])
+    """
+
+    def __init__(self, jitted, plain, program):
+        from ..extend import defbatch, defjvp_joint, defvjp_joint, primitive
+
+        self.jitted, self.out_tree = jitted, program.out_tree
+        statics = [leaf if k is None else None for leaf, k in zip(plain.leaves, plain.slots)]
+        self.template = Signature(plain.key, statics, plain.treedef, (), plain.slots, plain.statics)  # no array held
+        self.computed = [k for k, out in enumerate(program.outputs) if type(out) is Var]
+        self.constants = program.outputs
+        self.prim = primitive(self.flat, f"jit({jitted._name})")
+        self.batched = {}  # in_axes -> jit(vmap(flat, in_axes))
+        defvjp_joint(self.prim, self._pullback_rule(), check=False)
+        defjvp_joint(self.prim, self._pushforward_rule())
+        defbatch(self.prim, self._batch_rule)
+
+    def __call__(self, distinct):
+        """The call's output tree, for its inputs ``distinct`` (some traced by outer transforms)."""
+        leaves = [leaf.copy() if type(leaf) is np.ndarray else leaf for leaf in self.constants]  # the caller's own
+        if self.computed:
+            from ..numpy._indexing import tuple_item  # autodiff.numpy imports autodiff._jit
+
+            result = self.prim(*distinct)
+            for part, k in enumerate(self.computed):
+                leaves[k] = tuple_item(result, part)
+        return self.out_tree.unflatten(leaves)
+
+    def flat(self, *inputs):
+        """The leaves the program computes, as a tuple, by the jitted function itself on these inputs."""
+        args, kwargs = self.template.rebuild([x if type(x) in _ARRAYS else np.asarray(x) for x in inputs])
+        leaves = walk_flatten(self.jitted(*args, **kwargs))[0]
+        return tuple(leaves[k] for k in self.computed)
+
+    def _pullback_rule(self):
+        """Every input's cotangent from the output's, by one jitted pullback (the forward recomputed in it)."""
+        from .jit import jit
+
+        pull = jit(_named(f"vjp_of_{self.jitted._name}", lambda xs, cts: _vjp(self.flat, xs, cts)))
+        return lambda g, ans, *xs: pull(xs, _cotangents(g, ans))
+
+    def _pushforward_rule(self):
+        """The output's tangent (one per part, ``ZeroTangent()`` for an integer part) by one jitted ``jvp``."""
+        from .jit import jit
+
+        push = jit(_named(f"jvp_of_{self.jitted._name}", lambda xs, ts: _jvp(self.flat, xs, ts)))
+        return lambda ts, ans, *xs: push(xs, tuple(None if type(t) is ZeroTangent else t for t in ts))
+
+    def _batch_rule(self, level, args, bdims, kwargs):
+        """Every example at once, by ``jit(vmap(flat, in_axes))`` with the batched inputs' axes."""
+        in_axes = tuple(bdims)
+        mapped = self.batched.get(in_axes)
+        if mapped is None:
+            from .._vmap import vmap
+            from .jit import jit
+
+            mapped = self.batched[in_axes] = jit(_named(f"vmap_of_{self.jitted._name}", vmap(self.flat, in_axes)))
+        return tuple(mapped(*args)), 0
+
+
+_ARRAYS = (np.ndarray, Traced)
+
+
+def _named(name, fun):
+    fun.__name__ = name  # what the rule's program and its warnings are called
+    return fun
+
+
+def _cotangents(g, ans):
+    """The output cotangents as the pullback takes them: a part nothing reached as zeros of its shape and
+    dtype, an integer part's as ``None`` (it has none)."""
+    from ..numpy._broadcast import dtype_of, shape_of
+
+    cts = []
+    for c, part in zip(g, ans):
+        c, dtype = unthunk(c), dtype_of(part)
+        if not is_inexact(dtype):
+            cts.append(None)
+        else:
+            cts.append(np.zeros(shape_of(part), dtype) if type(c) is ZeroTangent else c)
+    return tuple(cts)
+
+
+def _vjp(flat, xs, cts):
+    """The cotangent of each input of ``flat`` at ``xs`` (``None`` for an integer one) given the outputs'."""
+    from .._vjp import vjp
+    from ..numpy._broadcast import dtype_of
+
+    moving = [i for i, x in enumerate(xs) if is_inexact(dtype_of(x))]
+    pullback = vjp(_moving(flat, xs, moving), *[xs[i] for i in moving])[1]
+    grads = [None] * len(xs)
+    for i, g in zip(moving, pullback(tuple(cts))):
+        grads[i] = g
+    return grads
+
+
+def _moving(flat, xs, moving):
+    """``flat`` of the inputs at ``moving`` only, the others held."""
+
+    def moved(*values):
+        full = list(xs)
+        for i, v in zip(moving, values):
+            full[i] = v
+        return flat(*full)
+
+    return moved
+
+
+def _jvp(flat, xs, ts):
+    """The tangent of each output of ``flat`` at ``xs`` along ``ts`` (``None`` for none), ``ZeroTangent()`` for
+    an integer output."""
+    from .._higher import jvp
+
+    tangents = jvp(flat, tuple(xs), tuple(ts))[1]
+    return tuple(ZeroTangent() if t is None else t for t in tangents)
