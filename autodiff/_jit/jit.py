@@ -20,6 +20,7 @@ from .._traced import Traced
 from .._trees import walk_flatten
 from .as_primitive import CallSite, example_inputs
 from .passes import PASSES
+from .passes.purity import pure
 from .program import Var
 from .replay import ShapeChanged
 from .signature import read_signature
@@ -114,14 +115,7 @@ class Jitted:
         if type(entry) is _Eager:
             self._eager_calls += 1
             return self.fun(*args, **kwargs)
-        try:
-            leaves = entry.run(sig.distinct)
-        except ShapeChanged as changed:  # Python may have read that shape while tracing: no program for it
-            self._fall_back(sig, f"{changed}, and the function may have read it while tracing", 2)
-            self._eager_calls += 1
-            return self.fun(*args, **kwargs)
-        self._hits += 1
-        return entry.out_tree.unflatten(_fresh(entry, leaves))
+        return self._run(entry, sig, args, kwargs)
 
     def __get__(self, obj, objtype=None):
         """A jitted method: the object is an argument, static by equality (its hash)."""
@@ -160,10 +154,25 @@ class Jitted:
         if type(entry) is _Eager:
             self._eager_calls += 1
             return self.fun(*args, **kwargs)
+        if not all(map(pure, entry.equations)):  # a pullback recomputing a draw would draw other numbers
+            return self._run(entry, plain, args, kwargs, sig.distinct)
         site = self._sites.get(plain.key)
         if site is None:
             site = self._sites[plain.key] = CallSite(self, plain, entry)
         return site(sig.distinct)
+
+    def _run(self, program, sig, args, kwargs, inputs=None):
+        """``program`` (``sig``'s) on ``inputs`` (``sig``'s own by default; traced ones go through the
+        primitives, so the outer transforms record, batch or push each); the function itself when a value's
+        shape is not the traced one."""
+        try:
+            leaves = program.run(sig.distinct if inputs is None else inputs)
+        except ShapeChanged as changed:  # Python may have read that shape while tracing: no program for it
+            self._fall_back(sig, f"{changed}, and the function may have read it while tracing", 3)
+            self._eager_calls += 1
+            return self.fun(*args, **kwargs)
+        self._hits += 1
+        return program.out_tree.unflatten(_fresh(program, leaves))
 
     def _trace(self, sig):
         """Trace ``fun`` for ``sig``: ``(its result, the cache entry made)``."""

@@ -9,6 +9,7 @@ import pytest
 
 import autodiff
 import autodiff.numpy as anp
+from autodiff.extend import defvjp, effectful, primitive
 
 DTYPES = [np.float64, np.float32]
 
@@ -191,3 +192,18 @@ def test_a_function_closing_over_an_outer_value_still_runs_itself():
 
     w = _x(22)
     _close(autodiff.grad(outer)(w), autodiff.grad(lambda w: anp.sum(w * anp.sin(w * 2.0)))(w))
+
+
+def test_a_program_that_draws_replays_through_the_primitives():
+    """A pullback program recomputing the forward would draw other numbers: such a call is recorded primitive by
+    primitive, its draw once.  The oracle: the value and the gradient imply the same noise."""
+    rng = np.random.default_rng(0)
+    noisy = effectful(primitive(lambda x: x + rng.standard_normal(np.shape(x)), "noisy"))
+    defvjp(noisy, lambda g, ans, x: g)
+    jf = autodiff.jit(lambda x: anp.sum(x * noisy(x)))
+    x = _x(24)
+    value, grad = autodiff.value_and_grad(jf)(x)
+    noise = grad - 2.0 * x  # d/dx sum(x * (x + n)) = 2x + n
+    _close(value, np.sum(x * (x + noise)))
+    tape = autodiff.trace(jf, x).tapes[0]
+    assert "noisy" in [entry[0].__name__ for entry in tape.entries if entry[0] is not None]
