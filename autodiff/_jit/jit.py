@@ -6,6 +6,7 @@ and the program is kept; later calls with that signature run it (``program.run``
 or the call-site pass's generated function).  A trace that saw data it must not see keeps no program: when
 library code read a staged value's data (a rule's fast path) or the function closed over a value an outer
 transform is tracing, that signature runs ``f`` itself on every call (correct, not faster), with one warning saying why.
+A call some of whose inputs an outer transform traces (``grad(jit(f))``) is one primitive to it (:mod:`.as_primitive`).
 """
 
 import functools
