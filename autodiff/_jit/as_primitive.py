@@ -2,12 +2,12 @@
 
 ``grad(jit(f))``, ``vmap(jit(f))`` and ``jvp(jit(f), ...)`` call the jitted function with values an outer
 transform is tracing.  Replaying the program equation by equation through the primitives would let that
-transform record, batch or push every one of them, as slowly as eager code.  Instead the call becomes one
-:class:`~autodiff._primitive.Primitive` per jitted function and call structure (a :class:`CallSite`): its
-function takes the call's distinct input arrays and returns the tuple of the output leaves the program computes,
-by calling the jitted function itself on plain arrays (its signature, cache and program, as any plain call).
-Its rules are jitted functions of that flat function, so each is compiled, and called with traced values at the
-next order it becomes a primitive in turn:
+transform record, batch or push every one of them, as slowly as eager code.  Instead the call is one call of
+the primitive :data:`jit_call`, given the call's distinct input arrays and, as the keyword ``site``, the
+:class:`CallSite` of its jitted function and signature.  The site's flat function takes those arrays and returns
+the tuple of the output leaves the program computes, by calling the jitted function itself on plain arrays (its
+signature, cache and program, as any plain call).  Its rules are jitted functions of that flat function, so
+each is compiled, and called with traced values at the next order each is a ``jit_call`` in turn:
 
 - the pullback (joint) is ``jit`` of the flat function's ``vjp`` applied to the cotangents: it recomputes the
   forward inside its program, as ``remat`` would, and returns every input's cotangent at once (``None`` for an
@@ -17,15 +17,22 @@ next order it becomes a primitive in turn:
 
 An output leaf the program does not compute (``None``, a Python number, a constant array) comes back as it is;
 the others are the parts of the primitive's tuple, read with ``tuple_item``.
+
+One primitive serves every site, the site riding along as an argument (as ``remat_call`` carries its function):
+the rule registries hold a primitive for ever, so a primitive per site would hold its jitted function, its
+programs and the arrays they keep read-only for as long as the process runs.  A site lives while its jitted
+function or a tape entry of its call does.
 """
 
 import numpy as np
 
+from .. import _ops
 from .._batching import batch_depth
 from .._tangents import ZeroTangent, is_inexact, unthunk
 from .._traced import Traced
 from .._traced import value_of as strip_all
 from .._trees import walk_flatten
+from ..extend import defbatch, defjvp_joint, defvjp_joint, primitive
 from .program import Var
 from .signature import Signature
 
@@ -49,8 +56,8 @@ def _example(inner, depth):
 
 
 class CallSite:
-    """The primitive standing for calls of ``jitted`` with one signature (``plain``, read from examples), and
-    its rules; ``program`` is that signature's, which says which output leaves it computes.
+    """Calls of ``jitted`` with one signature (``plain``, read from examples) as :data:`jit_call`s, and the
+    rules of those calls; ``program`` is that signature's, which says which output leaves it computes.
 
     >>> import numpy as np, autodiff, autodiff.numpy as anp
     >>> f = autodiff.jit(lambda x: {"y": anp.sum(anp.sin(x) ** 2), "n": None})
@@ -61,28 +68,24 @@ class CallSite:
     """
 
     def __init__(self, jitted, plain, program):
-        from ..extend import defbatch, defjvp_joint, defvjp_joint, primitive
+        from .jit import jit  # jit.py imports this module
 
-        self.jitted, self.out_tree = jitted, program.out_tree
+        self.jitted, self.out_tree, name = jitted, program.out_tree, jitted._name
         statics = [leaf if k is None else None for leaf, k in zip(plain.leaves, plain.slots)]
         self.template = Signature(plain.key, statics, plain.treedef, (), plain.slots, plain.statics)  # no array held
         self.computed = [k for k, out in enumerate(program.outputs) if type(out) is Var]
         self.constants = program.outputs
-        self.prim = primitive(self.flat, f"jit({jitted._name})")
+        self.pull = jit(_named(f"vjp_of_{name}", lambda xs, cts: _vjp(self.flat, xs, cts)))
+        self.push = jit(_named(f"jvp_of_{name}", lambda xs, ts: _jvp(self.flat, xs, ts)))
         self.batched = {}  # in_axes -> jit(vmap(flat, in_axes))
-        defvjp_joint(self.prim, self._pullback_rule(), check=False)
-        defjvp_joint(self.prim, self._pushforward_rule())
-        defbatch(self.prim, self._batch_rule)
 
     def __call__(self, distinct):
         """The call's output tree, for its inputs ``distinct`` (some traced by outer transforms)."""
         leaves = [leaf.copy() if type(leaf) is np.ndarray else leaf for leaf in self.constants]  # the caller's own
         if self.computed:
-            from ..numpy._indexing import tuple_item  # autodiff.numpy imports autodiff._jit
-
-            result = self.prim(*distinct)
+            result = jit_call(*distinct, site=self)
             for part, k in enumerate(self.computed):
-                leaves[k] = tuple_item(result, part)
+                leaves[k] = _ops.tuple_item(result, part)
         return self.out_tree.unflatten(leaves)
 
     def flat(self, *inputs):
@@ -91,21 +94,7 @@ class CallSite:
         leaves = walk_flatten(self.jitted(*args, **kwargs))[0]
         return tuple(leaves[k] for k in self.computed)
 
-    def _pullback_rule(self):
-        """Every input's cotangent from the output's, by one jitted pullback (the forward recomputed in it)."""
-        from .jit import jit
-
-        pull = jit(_named(f"vjp_of_{self.jitted._name}", lambda xs, cts: _vjp(self.flat, xs, cts)))
-        return lambda g, ans, *xs: pull(xs, _cotangents(g, ans))
-
-    def _pushforward_rule(self):
-        """The output's tangent (one per part, ``ZeroTangent()`` for an integer part) by one jitted ``jvp``."""
-        from .jit import jit
-
-        push = jit(_named(f"jvp_of_{self.jitted._name}", lambda xs, ts: _jvp(self.flat, xs, ts)))
-        return lambda ts, ans, *xs: push(xs, tuple(None if type(t) is ZeroTangent else t for t in ts))
-
-    def _batch_rule(self, level, args, bdims, kwargs):
+    def batch(self, args, bdims):
         """Every example at once, by ``jit(vmap(flat, in_axes))`` with the batched inputs' axes."""
         in_axes = tuple(bdims)
         mapped = self.batched.get(in_axes)
@@ -113,8 +102,20 @@ class CallSite:
             from .._vmap import vmap
             from .jit import jit
 
-            mapped = self.batched[in_axes] = jit(_named(f"vmap_of_{self.jitted._name}", vmap(self.flat, in_axes)))
+            name = f"vmap_of_{self.jitted._name}"
+            mapped = self.batched[in_axes] = jit(_named(name, vmap(self.flat, in_axes)))
         return tuple(mapped(*args)), 0
+
+
+def _call(*inputs, site):
+    return site.flat(*inputs)
+
+
+jit_call = primitive(_call, "jit_call")
+defvjp_joint(jit_call, lambda g, ans, *xs, site: site.pull(xs, _cotangents(g, ans)), check=False)
+defjvp_joint(jit_call, lambda ts, ans, *xs, site: site.push(xs, tuple(None if type(t) is ZeroTangent else t
+                                                                      for t in ts)))
+defbatch(jit_call, lambda level, args, bdims, kwargs: kwargs["site"].batch(args, bdims))
 
 
 _ARRAYS = (np.ndarray, Traced)
