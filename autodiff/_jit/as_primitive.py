@@ -28,6 +28,7 @@ import numpy as np
 
 from .. import _ops
 from .._batching import batch_depth
+from .._calls import on_arguments
 from .._tangents import ZeroTangent, is_inexact, unthunk
 from .._traced import Traced
 from .._traced import value_of as strip_all
@@ -147,23 +148,11 @@ def _vjp(flat, xs, cts):
     from ..numpy._broadcast import dtype_of
 
     moving = [i for i, x in enumerate(xs) if is_inexact(dtype_of(x))]
-    pullback = vjp(_moving(flat, xs, moving), *[xs[i] for i in moving])[1]
+    pullback = vjp(on_arguments(flat, xs, moving), *[xs[i] for i in moving])[1]
     grads = [None] * len(xs)
     for i, g in zip(moving, pullback(tuple(cts))):
         grads[i] = g
     return grads
-
-
-def _moving(flat, xs, moving):
-    """``flat`` of the inputs at ``moving`` only, the others held."""
-
-    def moved(*values):
-        full = list(xs)
-        for i, v in zip(moving, values):
-            full[i] = v
-        return flat(*full)
-
-    return moved
 
 
 def _jvp(flat, xs, ts):
