@@ -44,8 +44,10 @@ def example_inputs(distinct):
     that a trace on it meets real values), a fresh view of a plain array (fresh, so that two inputs stay two).
 
     >>> import numpy as np, autodiff
-    >>> autodiff.vmap(lambda x: example_inputs([x])[0].shape == (3,) and x)(np.ones((4, 3))).shape
-    (4, 3)
+    >>> shapes = []
+    >>> _ = autodiff.vmap(lambda x: shapes.append(example_inputs([x])[0].shape) or x)(np.ones((4, 3)))
+    >>> shapes, example_inputs([np.ones(2)])[0].shape
+    ([(3,)], (2,))
     """
     return [_example(np.asarray(strip_all(x)), batch_depth(x)) for x in distinct]
 
