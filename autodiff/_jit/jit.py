@@ -6,6 +6,7 @@ and the program is kept; later calls with that signature run it (``program.run``
 or the call-site pass's generated function).  A trace that saw data it must not see keeps no program: when
 library code read a staged value's data (a rule's fast path) or the function closed over a value an outer
 transform is tracing, that signature runs ``f`` itself on every call (correct, not faster), with one warning saying why.
+A call some of whose inputs an outer transform traces (``grad(jit(f))``) is one primitive to it (:mod:`.as_primitive`).
 """
 
 import functools
@@ -18,7 +19,9 @@ import numpy as np
 from .._protection import let_go, protect
 from .._traced import Traced
 from .._trees import walk_flatten
+from .as_primitive import CallSite, example_inputs
 from .passes import PASSES
+from .passes.purity import pure
 from .program import Var
 from .replay import ShapeChanged
 from .signature import read_signature
@@ -97,6 +100,7 @@ class Jitted:
         self.passes = tuple(name for name in PASSES if name in passes)  # PASSES' order: callsite comes last
         self._name = getattr(fun, "__name__", "f")
         self._cache, self._captured = {}, _Captured()
+        self._sites = {}  # plain signature key -> the CallSite standing for calls an outer transform traces
         self._traces = self._hits = self._eager_calls = 0
         weakref.finalize(self, self._captured.release)
 
@@ -104,20 +108,15 @@ class Jitted:
         if staging_now() is not None:  # inside another jit's trace: that program records this call's ops
             return self.fun(*args, **kwargs)
         sig = read_signature(self._name, args, kwargs, self.static_argnums, self.static_argnames)
+        if Traced in map(type, sig.distinct):  # an outer transform's value: the call is one primitive to it
+            return self._as_primitive(sig, args, kwargs)
         entry = self._cache.get(sig.key)
         if entry is None:
             return self._trace(sig)[0]
         if type(entry) is _Eager:
             self._eager_calls += 1
             return self.fun(*args, **kwargs)
-        try:
-            leaves = entry.run(sig.distinct)
-        except ShapeChanged as changed:  # Python may have read that shape while tracing: no program for it
-            self._fall_back(sig, f"{changed}, and the function may have read it while tracing", 2)
-            self._eager_calls += 1
-            return self.fun(*args, **kwargs)
-        self._hits += 1
-        return entry.out_tree.unflatten(_fresh(entry, leaves))
+        return self._run(entry, sig, args, kwargs)
 
     def __get__(self, obj, objtype=None):
         """A jitted method: the object is an argument, static by equality (its hash)."""
@@ -141,8 +140,40 @@ class Jitted:
     def clear_cache(self):
         """Forget every program (and let go of the arrays they captured, writable again) and the counts."""
         self._cache.clear()
+        self._sites.clear()
         self._captured.release()
         self._traces = self._hits = self._eager_calls = 0
+
+    def _as_primitive(self, sig, args, kwargs):
+        """The call, some of whose inputs an outer transform traces, as one primitive to it (:mod:`.as_primitive`);
+        a signature kept without a program runs the function itself, as for a plain call."""
+        plain = read_signature(self._name, *sig.rebuild(example_inputs(sig.distinct)), self.static_argnums,
+                               self.static_argnames)
+        entry = self._cache.get(plain.key)
+        if entry is None:
+            entry = self._trace(plain)[1]
+        if type(entry) is _Eager:
+            self._eager_calls += 1
+            return self.fun(*args, **kwargs)
+        if not all(map(pure, entry.equations)):  # a pullback recomputing a draw would draw other numbers
+            return self._run(entry, plain, args, kwargs, sig.distinct)
+        site = self._sites.get(plain.key)
+        if site is None:
+            site = self._sites[plain.key] = CallSite(self, plain, entry)
+        return site(sig.distinct)
+
+    def _run(self, program, sig, args, kwargs, inputs=None):
+        """``program`` (``sig``'s) on ``inputs`` (``sig``'s own by default; traced ones go through the
+        primitives, so the outer transforms record, batch or push each); the function itself when a value's
+        shape is not the traced one."""
+        try:
+            leaves = program.run(sig.distinct if inputs is None else inputs)
+        except ShapeChanged as changed:  # Python may have read that shape while tracing: no program for it
+            self._fall_back(sig, f"{changed}, and the function may have read it while tracing", 3)
+            self._eager_calls += 1
+            return self.fun(*args, **kwargs)
+        self._hits += 1
+        return program.out_tree.unflatten(_fresh(program, leaves))
 
     def _trace(self, sig):
         """Trace ``fun`` for ``sig``: ``(its result, the cache entry made)``."""

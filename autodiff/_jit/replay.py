@@ -2,8 +2,9 @@
 
 An equation whose operands are all plain runs the primitive's own function (``prim.fun``), as eager code on
 plain arrays does, so ``jit(f)(x)`` is bitwise ``f(x)`` under ``AUTODIFF_REFERENCE=1``.  When an operand is
-traced by an outer transform (``grad(jit(f))``, ``vmap(jit(f))``, ``jvp(jit(f))``) the primitive is called as
-such, so the outer level records, batches or pushes it as it would eagerly.  A value is dropped after its last
+traced by an outer transform the primitive is called as such, so the outer level records, batches or pushes it as
+it would eagerly: a program that draws random numbers, under ``grad(jit(f))`` (any other is one primitive to the
+outer transform: :mod:`.as_primitive`).  A value is dropped after its last
 use (:attr:`Program.frees`), so a long program holds what eager code would.  A value whose shape is not the
 traced one (its shape depends on the data) stops the replay with :class:`ShapeChanged`.
 """
