@@ -9,9 +9,9 @@ the tuple of the output leaves the program computes, by calling the jitted funct
 signature, cache and program, as any plain call).  Its rules are jitted functions of that flat function, so
 each is compiled, and called with traced values at the next order each is a ``jit_call`` in turn:
 
-- the pullback (joint) is ``jit`` of the flat function's ``vjp`` applied to the cotangents: it recomputes the
-  forward inside its program, as ``remat`` would, and returns every input's cotangent at once (``None`` for an
-  integer input, which has none);
+- the pullback is ``jit`` of the flat function's ``vjp`` applied to the cotangents, one per set of traced inputs:
+  it recomputes the forward inside its program, as ``remat`` would, and returns the traced inputs' cotangents at
+  once (``None`` for an integer input, which has none), never a constant input's;
 - the pushforward (joint) is ``jit`` of the flat function's ``jvp``;
 - the batching rule is ``jit(vmap(flat function, in_axes))``, one per pattern of batched inputs.
 
@@ -29,11 +29,13 @@ import numpy as np
 from .. import _ops
 from .._batching import batch_depth
 from .._calls import on_arguments
+from .._primitive import _plans, _rules
+from .._residuals import stand_in
 from .._tangents import ZeroTangent, is_inexact, unthunk
 from .._traced import Traced
 from .._traced import value_of as strip_all
 from .._trees import walk_flatten
-from ..extend import defbatch, defjvp_joint, defvjp_joint, primitive
+from ..extend import defbatch, defjvp_joint, primitive
 from .program import Var
 from .signature import Signature
 
@@ -78,7 +80,7 @@ class CallSite:
         self.template = Signature(plain.key, statics, plain.treedef, (), plain.slots, plain.statics)  # no array held
         self.computed = [k for k, out in enumerate(program.outputs) if type(out) is Var]
         self.constants = program.outputs
-        self.pull = jit(_named(f"vjp_of_{name}", lambda xs, cts: _vjp(self.flat, xs, cts)))
+        self.pulls = {}  # traced input positions -> jit of the pullback giving their cotangents
         self.push = jit(_named(f"jvp_of_{name}", lambda xs, ts: _jvp(self.flat, xs, ts)))
         self.batched = {}  # in_axes -> jit(vmap(flat, in_axes))
 
@@ -97,6 +99,17 @@ class CallSite:
         leaves = walk_flatten(self.jitted(*args, **kwargs))[0]
         return tuple(leaves[k] for k in self.computed)
 
+    def pull(self, argnums):
+        """``jit`` of the pullback giving the cotangents of the inputs at ``argnums`` (the traced ones) only: a
+        data input's (a batch passed as an argument) is never computed."""
+        pull = self.pulls.get(argnums)
+        if pull is None:
+            from .jit import jit
+
+            name = f"vjp_of_{self.jitted._name}"
+            pull = self.pulls[argnums] = jit(_named(name, lambda xs, cts: _vjp(self.flat, xs, cts, argnums)))
+        return pull
+
     def batch(self, args, bdims):
         """Every example at once, by ``jit(vmap(flat, in_axes))`` with the batched inputs' axes."""
         in_axes = tuple(bdims)
@@ -114,8 +127,22 @@ def _call(*inputs, site):
     return site.flat(*inputs)
 
 
+def _pullback(g, argnums, ans, args, kwargs):
+    """The cotangents of the traced inputs (``argnums``), by the site's jitted pullback for exactly those."""
+    return kwargs["site"].pull(tuple(argnums))(tuple(args), _cotangents(g, ans))
+
+
+class _KeepInputs:
+    """The entry's plan (:mod:`autodiff._residuals`): every input kept (the pullback recomputes the forward from
+    them), the output as a stand-in (the pullback reads its parts' shapes and dtypes)."""
+
+    def keep(self, argnums, ans, args):
+        return stand_in(ans), args
+
+
 jit_call = primitive(_call, "jit_call")
-defvjp_joint(jit_call, lambda g, ans, *xs, site: site.pull(xs, _cotangents(g, ans)), check=False)
+_rules[jit_call] = _pullback  # told which inputs are traced, as remat_call's pullback is (a joint rule is not)
+_plans[jit_call] = _KeepInputs()
 defjvp_joint(jit_call, lambda ts, ans, *xs, site: site.push(xs, tuple(None if type(t) is ZeroTangent else t
                                                                       for t in ts)))
 defbatch(jit_call, lambda level, args, bdims, kwargs: kwargs["site"].batch(args, bdims))
@@ -144,17 +171,16 @@ def _cotangents(g, ans):
     return tuple(cts)
 
 
-def _vjp(flat, xs, cts):
-    """The cotangent of each input of ``flat`` at ``xs`` (``None`` for an integer one) given the outputs'."""
+def _vjp(flat, xs, cts, argnums):
+    """The cotangent of each input of ``flat`` at ``xs`` at ``argnums`` (``None`` for an integer one), given the
+    outputs'."""
     from .._vjp import vjp
     from ..numpy._broadcast import dtype_of
 
-    moving = [i for i, x in enumerate(xs) if is_inexact(dtype_of(x))]
+    moving = [i for i in argnums if is_inexact(dtype_of(xs[i]))]
     pullback = vjp(on_arguments(flat, xs, moving), *[xs[i] for i in moving])[1]
-    grads = [None] * len(xs)
-    for i, g in zip(moving, pullback(tuple(cts))):
-        grads[i] = g
-    return grads
+    grads = dict(zip(moving, pullback(tuple(cts))))
+    return [grads.get(i) for i in argnums]
 
 
 def _jvp(flat, xs, ts):

@@ -229,3 +229,23 @@ def test_a_jitted_function_and_what_it_holds_go_when_nothing_needs_them():
     del pullback
     gc.collect()
     assert alive() is None and w.flags.writeable
+
+
+def test_the_pullback_computes_only_the_traced_inputs_cotangents():
+    """A data input passed as an argument (not differentiated) gets no cotangent: its pullback never runs."""
+    calls = {"w": 0, "x": 0}
+
+    def count(name, value):
+        calls[name] += 1
+        return value
+
+    scaled = primitive(lambda w, x: w * x, "scaled")
+    defvjp(scaled, lambda g, ans, w, x: count("w", g * x), lambda g, ans, w, x: count("x", g * w))
+    jf = autodiff.jit(lambda w, x: anp.sum(anp.tanh(scaled(w, x))))
+    w, x = _x(30), _x(31)
+    for _ in range(2):
+        _close(autodiff.grad(jf)(w, x), autodiff.grad(lambda w: anp.sum(anp.tanh(scaled(w, x))))(w))
+    assert calls["x"] == 0 and calls["w"] >= 1
+    both = autodiff.grad(jf, argnums=(0, 1))(w, x)  # both traced: both cotangents, by a pullback of its own
+    _close(both[1], autodiff.grad(lambda x: anp.sum(anp.tanh(scaled(w, x))))(x))
+    assert calls["x"] >= 1
