@@ -73,15 +73,13 @@ class CallSite:
     """
 
     def __init__(self, jitted, plain, program):
-        from .jit import jit  # jit.py imports this module
-
         self.jitted, self.out_tree, name = jitted, program.out_tree, jitted._name
         statics = [leaf if k is None else None for leaf, k in zip(plain.leaves, plain.slots)]
         self.template = Signature(plain.key, statics, plain.treedef, (), plain.slots, plain.statics)  # no array held
         self.computed = [k for k, out in enumerate(program.outputs) if type(out) is Var]
         self.constants = program.outputs
         self.pulls = {}  # traced input positions -> jit of the pullback giving their cotangents
-        self.push = jit(_named(f"jvp_of_{name}", lambda xs, ts: _jvp(self.flat, xs, ts)))
+        self.push = _jit(f"jvp_of_{name}", lambda xs, ts: _jvp(self.flat, xs, ts))
         self.batched = {}  # in_axes -> jit(vmap(flat, in_axes))
 
     def __call__(self, distinct):
@@ -104,10 +102,8 @@ class CallSite:
         data input's (a batch passed as an argument) is never computed."""
         pull = self.pulls.get(argnums)
         if pull is None:
-            from .jit import jit
-
-            name = f"vjp_of_{self.jitted._name}"
-            pull = self.pulls[argnums] = jit(_named(name, lambda xs, cts: _vjp(self.flat, xs, cts, argnums)))
+            pull = self.pulls[argnums] = _jit(f"vjp_of_{self.jitted._name}",
+                                              lambda xs, cts: _vjp(self.flat, xs, cts, argnums))
         return pull
 
     def batch(self, args, bdims):
@@ -116,10 +112,8 @@ class CallSite:
         mapped = self.batched.get(in_axes)
         if mapped is None:
             from .._vmap import vmap
-            from .jit import jit
 
-            name = f"vmap_of_{self.jitted._name}"
-            mapped = self.batched[in_axes] = jit(_named(name, vmap(self.flat, in_axes)))
+            mapped = self.batched[in_axes] = _jit(f"vmap_of_{self.jitted._name}", vmap(self.flat, in_axes))
         return tuple(mapped(*args)), 0
 
 
@@ -151,9 +145,12 @@ defbatch(jit_call, lambda level, args, bdims, kwargs: kwargs["site"].batch(args,
 _ARRAYS = (np.ndarray, Traced)
 
 
-def _named(name, fun):
-    fun.__name__ = name  # what the rule's program and its warnings are called
-    return fun
+def _jit(name, fun):
+    """``jit(fun)`` under ``name`` (what the rule's program and its warnings are called)."""
+    from .jit import jit  # jit.py imports this module
+
+    fun.__name__ = name
+    return jit(fun)
 
 
 def _cotangents(g, ans):

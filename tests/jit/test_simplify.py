@@ -12,7 +12,7 @@ import pytest
 import autodiff
 import autodiff.numpy as anp
 from bench._so_maml import maml_meta_step
-from tests.accel.test_jit_codegen import _same_bits, op_table_programs
+from tests.accel.test_jit_codegen import _lowered, _same_bits, op_table_programs
 from tests.internals import replay, simplify
 from tests.op_table import OPS
 from traversal import trainables
@@ -23,7 +23,7 @@ def _names(program):
 
 
 def _lower(f, *args):
-    return autodiff.jit(f, passes=()).lower(*args)
+    return _lowered(f, list(args), passes=())
 
 
 @pytest.mark.parametrize("op", OPS, ids=repr)

@@ -16,6 +16,8 @@ primitives' pullbacks are the same arithmetic, so gradients agree to the last bi
 which no comparison sees.)
 """
 
+from collections import Counter
+
 import numpy as np
 
 from ...numpy import _elementwise as e
@@ -74,11 +76,8 @@ def _real_float(aval):
 
 def _readers(program):
     """value -> how many times it is read (an output leaf counts as a reader)."""
-    count = {}
-    for ref in [a.ref for eq in program.equations for a in eq.operands if type(a) is Var] + \
-            [o.ref for o in program.outputs if type(o) is Var]:
-        count[ref] = count.get(ref, 0) + 1
-    return count
+    operands = [a for eq in program.equations for a in eq.operands] + list(program.outputs)
+    return Counter(a.ref for a in operands if type(a) is Var)
 
 
 def _absorbed(eq, single):
