@@ -42,9 +42,10 @@ FORMULAS = {
 }
 
 # The formulas that call a transcendental function.  numba calls libm's scalar function per element; numpy's
-# own loops are vectorised (float32 on AVX2, float64 too on AVX-512): measured on 8192 float32 values, numba's
-# tanh took 3.5-4x numpy's time and exp, sin, log about 2x.  Fusion keeps such an equation out of a run over many
-# elements (fusion.VECTOR_MATH_ABOVE), where numpy's loop is worth more than the saved pass over memory.
+# own loops are vectorised (float32 on AVX2, float64 too on AVX-512).  Measured on 8192 float32 values (AMD EPYC,
+# Zen 3, 2026-12-07): numba's tanh took 3.5-4x numpy's time, exp, sin and log about 2x.  Fusion keeps such an
+# equation out of a run over many elements (fusion.VECTOR_MATH_ABOVE), where numpy's loop is worth more than the
+# saved pass over memory.
 VECTOR_MATH = frozenset({e.exp, e.log, e.sin, e.cos, e.tanh, t.expm1, t.log1p, t.tan, e.sin_backward,
                          e.cos_backward})
 

@@ -2,7 +2,7 @@
 absorbed into it.
 
 Pullbacks negate: the pullback of ``p - lr * g`` with respect to ``g`` is ``multiply(negative(ct), lr)``, so
-MAML's meta-gradient, which pulls back through every inner step, holds 102 ``negative`` equations among 1,883.
+MAML's meta-gradient, which pulls back through every inner step, holds 120 ``negative`` equations among 1,883.
 Each rule below gives bitwise the value it replaces (IEEE negation is exact, and the rounding of a sum or a
 product does not depend on the operands' signs or order), so the pass runs in both modes:
 
