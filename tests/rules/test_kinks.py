@@ -311,3 +311,15 @@ def test_abs_squared_at_zero_is_the_documented_exception_and_torchs_value():
     for mode in SECOND.values():
         ours = mode(lambda x: anp.sum(anp.abs(x) ** 2))(Z3)
         np.testing.assert_array_equal(ours @ np.ones(3), hv.numpy())
+
+
+@pytest.mark.parametrize("n", [np.float64(2.5), np.float32(0.5), np.array(4.0), 3.0, np.float64(0.0), np.array(-0.0),
+                               np.float64(np.inf), np.float64(np.nan), np.array([0.0, 2.0, np.inf], np.float32)],
+                         ids=repr)
+def test_inverse_norm_is_the_reciprocal_and_zero_at_zero_for_one_norm_and_many(n):
+    from autodiff.numpy._kinks import _inverse_norm
+
+    expected = np.divide(1.0, n, out=np.zeros(np.shape(n), np.result_type(n)), where=np.asarray(n) != 0)
+    got = _inverse_norm(n)
+    assert np.result_type(got) == np.result_type(n) and np.shape(got) == np.shape(n)
+    np.testing.assert_array_equal(got, expected)

@@ -5,7 +5,8 @@
 - ``cse`` (:mod:`.cse`): common-subexpression elimination; a repeated equation reads the first one's value.
 - ``fold`` (:mod:`.fold`): constant folding; an equation on constants only is computed once, by the pass.
 - ``simplify`` (:mod:`.simplify`): a ``negative`` that its one reader (``add``, ``subtract``, ``multiply`` by a
-  float) can absorb is absorbed (``add(a, negative(b))`` is ``subtract(a, b)``), bitwise.
+  float) can absorb is absorbed (``add(a, negative(b))`` is ``subtract(a, b)``), and a product by one is read as
+  its operand, bitwise.
 - ``dce`` (:mod:`.dce`): dead-code elimination.
 - ``fuse`` (:mod:`autodiff._accel.fusion`): each run of elementwise equations becomes one equation, one numba
   kernel compiled once the program has run a few times.

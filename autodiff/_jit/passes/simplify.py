@@ -1,5 +1,5 @@
 """Algebraic simplification: a ``negative`` read by one ``add``, ``subtract`` or ``multiply`` by a number is
-absorbed into it.
+absorbed into it, and a product by one is its other operand.
 
 Pullbacks negate: the pullback of ``p - lr * g`` with respect to ``g`` is ``multiply(negative(ct), lr)``, so
 MAML's meta-gradient, which pulls back through every inner step, holds 120 ``negative`` equations among 1,883.
@@ -11,7 +11,12 @@ product does not depend on the operands' signs or order), so the pass runs in bo
 - ``multiply(negative(x), c)`` and ``multiply(c, negative(x))``, ``c`` a float, become ``multiply(x, -c)``.
 
 A rule applies only to a ``negative`` of a real float array (:func:`_real_float` says why) whose value has no other
-reader and is not an output, so ``dce`` then drops it. Under an outer transform (``grad(jit(f))``) the rewritten
+reader and is not an output, so ``dce`` then drops it.
+
+A product by the number one, ``multiply(x, 1.0)`` or ``multiply(1.0, x)``, is ``x`` bit for bit when it has
+``x``'s shape and real float dtype: its readers read ``x`` instead (a gradient's seed makes one at the head of
+every pullback: ``norm``'s is ``x * (1.0 * inverse_norm(n))``).  An output leaf keeps its product, so the caller
+never gets an input's array back. Under an outer transform (``grad(jit(f))``) the rewritten
 primitives' pullbacks are the same arithmetic, so gradients agree to the last bit too. (NaN's sign bit may differ,
 which no comparison sees.)
 """
@@ -27,38 +32,73 @@ _NUMBERS = (float, np.floating)  # an int 0 has no sign: -x * 0 and x * -0 diffe
 
 
 def simplify(program):
-    """The program with each ``negative`` that one reader can absorb absorbed.
+    """The program with each ``negative`` that one reader can absorb absorbed, and each product by one that is not
+    an output read as its other operand.
 
     >>> import numpy as np, autodiff, autodiff.numpy as anp
-    >>> program = autodiff.jit(lambda x, y: (x + -y) * 2.0 + -(x * y) * 0.5, passes=()).lower(np.ones(2), np.ones(2))
+    >>> f = lambda x, y: 1.0 * (x + -y) * 2.0 + -(x * y) * 0.5
+    >>> program = autodiff.jit(f, passes=()).lower(np.ones(2), np.ones(2))
     >>> print(program)
     program <lambda>
       in  %0:float64[2]  %1:float64[2]
       %2 = negative(%1) -> float64[2]
       %3 = add(%0, %2) -> float64[2]
-      %4 = multiply(%3, 2.0) -> float64[2]
-      %5 = multiply(%0, %1) -> float64[2]
-      %6 = negative(%5) -> float64[2]
-      %7 = multiply(%6, 0.5) -> float64[2]
-      %8 = add(%4, %7) -> float64[2]
-      out %8
-    >>> print(simplify(program))
+      %4 = multiply(1.0, %3) -> float64[2]
+      %5 = multiply(%4, 2.0) -> float64[2]
+      %6 = multiply(%0, %1) -> float64[2]
+      %7 = negative(%6) -> float64[2]
+      %8 = multiply(%7, 0.5) -> float64[2]
+      %9 = add(%5, %8) -> float64[2]
+      out %9
+    >>> print(simplify(program))  # dce then drops %2, %4 and %7
     program <lambda>
       in  %0:float64[2]  %1:float64[2]
       %2 = negative(%1) -> float64[2]
       %3 = subtract(%0, %1) -> float64[2]
-      %4 = multiply(%3, 2.0) -> float64[2]
-      %5 = multiply(%0, %1) -> float64[2]
-      %6 = negative(%5) -> float64[2]
-      %7 = multiply(%5, -0.5) -> float64[2]
-      %8 = add(%4, %7) -> float64[2]
-      out %8
+      %4 = multiply(1.0, %3) -> float64[2]
+      %5 = multiply(%3, 2.0) -> float64[2]
+      %6 = multiply(%0, %1) -> float64[2]
+      %7 = negative(%6) -> float64[2]
+      %8 = multiply(%6, -0.5) -> float64[2]
+      %9 = add(%5, %8) -> float64[2]
+      out %9
     """
+    return _without_products_by_one(_negations_absorbed(program))
+
+
+def _negations_absorbed(program):
+    """The program with each ``negative`` that its one reader can absorb absorbed."""
     negated, readers = _negations(program), _readers(program)
     single = {ref: operand for ref, operand in negated.items() if readers.get(ref) == 1}
     if not single:
         return program
     return program.replace([_absorbed(eq, single) for eq in program.equations])
+
+
+def _without_products_by_one(program):
+    """The program with the readers of each ``multiply`` by one reading its other operand (``dce`` drops the
+    product); the output leaves are left as they are."""
+    same, equations = {}, []  # a product by one -> the operand it equals
+    for eq in program.equations:
+        if same:
+            eq = eq._replace(operands=tuple(Var(same.get(a.ref, a.ref)) if type(a) is Var else a
+                                            for a in eq.operands))
+        x = _times_one(eq, program.avals)
+        if x is not None:
+            same[eq.out] = x.ref
+        equations.append(eq)
+    return program.replace(equations) if same else program
+
+
+def _times_one(eq, avals):
+    """The operand ``x`` when ``eq`` is ``multiply(x, 1.0)`` or ``multiply(1.0, x)`` with ``x``'s aval, a real float
+    array's (``1 * x`` of an int array is float, and of a complex one may flip a zero's sign); else ``None``."""
+    if eq.prim is not e.multiply or eq.kwargs or len(eq.operands) != 2:
+        return None
+    for x, one in (eq.operands, eq.operands[::-1]):
+        if type(x) is Var and _is_number(one) and one == 1 and avals[x.ref] == avals[eq.out]:
+            return x if _real_float(avals[x.ref]) else None
+    return None
 
 
 def _negations(program):
