@@ -87,8 +87,13 @@ def _statics_key(name, statics, static_kw):
     """The static arguments' part of the key: by position, then by name in sorted order."""
     if not (statics or static_kw):
         return ()
-    key = tuple((i, _static_key(name, lambda i=i: f"args[{i}]", v)) for i, v in statics)
-    return key + tuple((k, _static_key(name, lambda k=k: k, v)) for k, v in sorted(static_kw.items()))
+    key, named = [], [(i, f"args[{i}]", v) for i, v in statics] + [(k, k, v) for k, v in sorted(static_kw.items())]
+    for at, path, value in named:
+        try:
+            key.append((at, _static_key(value)))
+        except _Unhashable as bad:
+            raise _unhashable(name, path, bad.value) from None
+    return tuple(key)
 
 
 class _CallTree:
@@ -123,9 +128,10 @@ def _flatten_call(flatten, dynamic, dynamic_kw):
 
 def _read_leaves(name, leaves, path):
     """``(distinct arrays and traced values, per leaf its input's number or None, the leaves' keys)``; ``path(i)``
-    names leaf ``i`` in an error."""
+    names leaf ``i`` in an error.  A dtype is keyed by itself, not its ``str`` (two record dtypes of one size
+    share a ``str``)."""
     distinct, slots, keys, index = [], [], [], {}
-    for i, leaf in enumerate(leaves):
+    for leaf in leaves:
         kind = type(leaf)
         if kind is np.ndarray or kind is Traced:
             k = index.get(id(leaf))
@@ -133,10 +139,13 @@ def _read_leaves(name, leaves, path):
                 k = index[id(leaf)] = len(distinct)
                 distinct.append(leaf)
             slots.append(k)
-            keys.append((k, leaf.shape, leaf.dtype.str) if kind is np.ndarray else (k,) + _traced_key(leaf))
+            keys.append((k, leaf.shape, leaf.dtype) if kind is np.ndarray else (k,) + _traced_key(leaf))
         else:
             slots.append(None)
-            keys.append(_static_key(name, lambda i=i: path(i), leaf))
+            try:
+                keys.append(_static_key(leaf))
+            except _Unhashable as bad:
+                raise _unhashable(name, path(len(keys)), bad.value) from None
     return distinct, slots, tuple(keys)
 
 
@@ -152,23 +161,39 @@ def _traced_key(leaf):
     while type(leaf) is Traced:
         chain.append((type(leaf.tape), leaf.tape.size) if type(leaf.tape) is Batch else type(leaf.tape))
         leaf = leaf.value
-    return tuple(chain), np.shape(leaf), np.result_type(leaf).str
+    return tuple(chain), np.shape(leaf), np.result_type(leaf)
 
 
-def _static_key(name, path, value):
+class _Unhashable(TypeError):
+    """A static value that is neither a number nor hashable (the caller names where it was)."""
+
+    def __init__(self, value):
+        super().__init__(type(value).__name__)
+        self.value = value
+
+
+def _static_key(value):
     """A static value as part of the key: numbers by type and value (``1``, ``1.0`` and ``True`` differ, and a
-    NaN equals itself), anything else by equality, which needs a hash; ``path()`` names it in the error."""
+    NaN equals itself), anything else by equality, which needs a hash (:class:`_Unhashable` when it has none)."""
+    kind = type(value)
+    if kind is int or kind is bool:  # the common static leaf (a size, a flag): its value is its key's
+        return kind, value
     if isinstance(value, _NUMBERS):
-        return type(value), repr(value)
-    if type(value) is slice:  # unhashable before Python 3.12
-        return slice, tuple(_static_key(name, path, v) for v in (value.start, value.stop, value.step))
+        return kind, repr(value)
+    if kind is slice:  # unhashable before Python 3.12
+        return slice, tuple(_static_key(v) for v in (value.start, value.stop, value.step))
     try:
         hash(value)
     except TypeError:
-        raise TypeError(
-            f"jit({name}): {path()} is a {type(value).__name__}, which is neither an array nor hashable, so jit "
-            "cannot tell whether a later call may reuse the program traced for this one; pass arrays (or "
-            "containers of them) as arguments, and a setting as a hashable value (a tuple, not a list) with "
-            "static_argnums/static_argnames"
-        ) from None
-    return type(value), value
+        raise _Unhashable(value) from None
+    return kind, value
+
+
+def _unhashable(name, path, value):
+    """The error for a static value jit cannot key: ``path`` names it in the call."""
+    return TypeError(
+        f"jit({name}): {path} is a {type(value).__name__}, which is neither an array nor hashable, so jit "
+        "cannot tell whether a later call may reuse the program traced for this one; pass arrays (or "
+        "containers of them) as arguments, and a setting as a hashable value (a tuple, not a list) with "
+        "static_argnums/static_argnames"
+    )

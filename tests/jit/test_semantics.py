@@ -42,13 +42,22 @@ def test_a_new_shape_dtype_or_structure_traces_again_and_nothing_else_does():
     assert jf.cache_info().traces == 4 and jf.cache_info().hits == 1 and jf.cache_info().signatures == 4
 
 
+def test_two_record_dtypes_of_one_size_are_two_signatures():
+    first, swapped = np.dtype([("a", "<f8"), ("b", "<f8")]), np.dtype([("b", "<f8"), ("a", "<f8")])
+    assert first.str == swapped.str  # both '|V16': a key by the dtype's str would give them one program
+    jf = autodiff.jit(lambda records, x: x * 2.0)
+    for dtype in (first, swapped, first):
+        assert np.array_equal(jf(np.zeros(2, dtype), _x(0)), _x(0) * 2.0)
+    assert jf.cache_info().traces == 2 and jf.cache_info().hits == 1
+
+
 def test_python_numbers_are_static_by_type_and_value_and_a_0d_array_is_traced():
     jf = autodiff.jit(lambda x, c: x * c)
     x = _x(0).astype(np.float32)
-    for c in (2.0, 2.0, 3.0, 2, np.float64(2.0)):  # 2.0 twice: one trace; 3.0, int 2, np.float64: new ones
+    for c in (2.0, 2.0, 3.0, 2, np.float64(2.0), True, 1, True):  # 2.0 twice: one trace; True and 1 differ
         out = jf(x, c)
         assert out.dtype == (x * c).dtype and np.array_equal(out, x * c)
-    assert jf.cache_info().traces == 4
+    assert jf.cache_info().traces == 6
     jf.clear_cache()
     for c in (np.array(2.0), np.array(5.0)):
         assert np.array_equal(jf(x, c), x * c)
