@@ -11,6 +11,11 @@ program reads.  It runs in tiers, so a program's first calls cost no compilation
    call runs the kernel.  The kernel's source goes to ``__pycache__/fused/`` beside this file when that folder is
    writable, so numba caches the compiled code across processes; when it is not, the kernel is compiled in memory.
 
+Each output of the kernel is a fresh array, or an operand's own array when buffer planning (:mod:`.planning`)
+found one that dies there (``fun``'s ``into``).  That is safe because the kernel reads element ``i`` of every
+input into a local before it writes element ``i`` of any output, and never reads element ``i`` again
+(:func:`kernel_source` keeps this order).
+
 With numba switched off (``NUMBA_DISABLE_JIT``, ``AUTODIFF_ACCEL_OFF=kernels``) or unable to compile (one
 warning), and for any call the kernel refuses (a value of another dtype), the body's replay runs: never a wrong
 answer.  Traced operands (an outer transform's) always take the replay, so the outer level sees the primitives.
@@ -72,8 +77,10 @@ class Fused:
         leaves = replay(self.body, list(operands))
         return leaves[0] if len(leaves) == 1 else tuple(leaves)
 
-    def fun(self, *operands):
-        """The outputs for plain operands: the body's replay until the kernel is compiled, the kernel after."""
+    def fun(self, *operands, into=()):
+        """The outputs for plain operands: the body's replay until the kernel is compiled, the kernel after.
+        ``into`` (buffer planning's) gives per output the position of the operand whose array the kernel writes it
+        into, or ``None`` for a fresh array; the replay always makes fresh arrays."""
         kernel = self.kernel
         if kernel is None:
             self.calls += 1
@@ -82,7 +89,7 @@ class Fused:
             kernel = self.compile()
         if kernel is False:
             return self(*operands)
-        return self._launch(kernel, operands)
+        return self._launch(kernel, operands, into)
 
     def compile(self):
         """Compile the kernel now (or find it compiled for an equal run); ``False`` when numba cannot."""
@@ -101,10 +108,10 @@ class Fused:
             self._source = kernel_source(self.body, self.dtype)
         return self._source
 
-    def _launch(self, kernel, operands):
+    def _launch(self, kernel, operands, into):
         arrays = [a.ravel() for a in operands if type(a) is np.ndarray and a.shape == self.shape]  # never past an end
         if len(arrays) == len(operands):
-            outs = [np.empty(self.shape, self.dtype) for _ in self.body.outputs]
+            outs = [_output(operands, p, self) for p in into or [None] * len(self.body.outputs)]
             try:
                 kernel(*arrays, *[o.reshape(-1) for o in outs])
                 return outs[0] if len(outs) == 1 else tuple(outs)
@@ -114,8 +121,22 @@ class Fused:
         return self(*operands)
 
 
+def _output(operands, position, fused):
+    """Operand ``position``'s array, for an output to be written into, when the kernel can write it in its own
+    memory (C order: its ``reshape(-1)`` is no copy; writable); else (or for ``None``) a fresh array."""
+    if position is not None:
+        a = operands[position]
+        flags = a.flags
+        if flags.c_contiguous and flags.writeable:
+            return a
+    return np.empty(fused.shape, fused.dtype)
+
+
 def kernel_source(body, dtype):
     """The numba source of ``body``'s kernel: ``kernel(a0, ..., o0, ...)`` over 1-D arrays of ``dtype``.
+
+    The loop body reads element ``i`` of every input first and writes element ``i`` of the outputs last, so an
+    output may be an input's own array (buffer planning's ``into``): no line reads an element already written.
 
     Scalar constants become module constants of the kernel's dtype (``k0``), written exactly (``float.hex``).
     """

@@ -1,4 +1,4 @@
-"""jit's buffer planning: an elementwise ufunc writes its value into an operand's array that dies there.
+"""jit's buffer planning: an elementwise ufunc or fused kernel writes into an operand's array that dies there.
 
 The program already frees each value after its last use (:attr:`~autodiff._jit.program.Program.frees`).  This
 pass goes one step further: when an equation applies an elementwise numpy ufunc (``add``, ``multiply``, ...) and
@@ -6,6 +6,11 @@ one of its operands is read there for the last time, has the value's shape and d
 the ufunc writes into that array (``np.add(a, b, out=a)``) instead of a fresh one.  numpy's loop is the same, so
 the values are bitwise the plain ones; what changes is the memory: no allocation (a page fault per 4 KiB for a
 large array), a working set that stays in cache, and a lower peak.
+
+A fused equation (:mod:`.fusion`) does the same: each of its outputs may take a different recyclable operand
+(:class:`FusedInto`).  Its kernel reads element ``i`` of every operand before it writes element ``i`` of any
+output (:mod:`.fused`), so its values are bitwise the unplanned kernel's; until the kernel is compiled (and where
+numba is off) the body's replay makes fresh arrays, as before.
 
 An operand is **recyclable** when all of these hold:
 
@@ -35,7 +40,17 @@ program <lambda>
   out %3
 >>> plan_buffers(program).run([np.zeros(3)])
 [array([2., 2., 2.])]
+>>> from autodiff._accel.fusion import fuse_runs
+>>> f = lambda x: anp.tanh(anp.sin(x @ x) * 0.9 + 0.1) * 2.0
+>>> print(plan_buffers(fuse_runs(autodiff.jit(f, passes=()).lower(np.eye(2)))))
+program <lambda>
+  in  %0:float64[2,2]
+  %1 = matmul(%0, %0) -> float64[2,2]
+  %6 = fused[5][into 0](%1) -> float64[2,2]
+  out %6
 """
+
+import functools
 
 import numpy as np
 
@@ -70,28 +85,60 @@ class Into:
         return f"<{self.__name__}>"
 
 
+class FusedInto:
+    """A fused equation (:class:`~.fused.Fused`) whose kernel writes output ``j`` into operand ``positions[j]``
+    (``None``: a fresh array), each a different operand; listed as ``fused[5][into 0]`` (``fused[7][into 2, -]``
+    for two outputs, the second fresh).  Its first tiers (the body's replay) make fresh arrays; ``__call__``
+    (traced operands: an outer transform's) is the fused equation's replay through the primitives."""
+
+    def __init__(self, fused, positions):
+        self.fused, self.positions = fused, tuple(positions)
+        self.__name__ = f"{fused.__name__}[into {', '.join('-' if p is None else str(p) for p in positions)}]"
+        self.fun = functools.partial(fused.fun, into=self.positions)
+
+    def __call__(self, *operands):
+        return self.fused(*operands)
+
+    def __repr__(self):
+        return f"<{self.__name__}>"
+
+
 def plan(program):
     """The pass: :func:`plan_buffers` (the hook slot ``jit_planning`` calls it when on)."""
     return plan_buffers(program)
 
 
 def plan_buffers(program):
-    """``program`` with each elementwise ufunc equation that has a recyclable operand writing into it."""
+    """``program`` with each elementwise ufunc equation, and each fused equation, that has recyclable operands
+    writing into them (a ufunc into one, a fused kernel one per output)."""
     owner, last = _owners(program), last_reads(program)
-    equations = []
-    for k, eq in enumerate(program.equations):
-        position = _recycled(eq, k, program, owner, last) if _elementwise_ufunc(eq, program.avals) else None
-        equations.append(eq if position is None else eq._replace(prim=Into(eq.prim, position)))
-    return program.replace(equations)
+    return program.replace([_planned(eq, k, program, owner, last) for k, eq in enumerate(program.equations)])
 
 
-def _recycled(eq, k, program, owner, last):
-    """The position of an operand ``eq`` (equation ``k``) may write into, or ``None``."""
-    aval = program.avals[eq.out]
-    for position, a in enumerate(eq.operands):
-        if type(a) is Var and owner.get(a.ref) and last.get(a.ref) == k and program.avals[a.ref] == aval:
-            return position
-    return None
+def _planned(eq, k, program, owner, last):
+    """``eq`` (equation ``k``), writing into its recyclable operands where it can."""
+    if type(eq.prim) is Fused:
+        return _fused_into(eq, k, program, owner, last)
+    if _elementwise_ufunc(eq, program.avals):
+        positions = _recyclable(eq, k, program.avals[eq.out], program, owner, last)
+        return eq._replace(prim=Into(eq.prim, positions[0])) if positions else eq
+    return eq
+
+
+def _fused_into(eq, k, program, owner, last):
+    """``eq``, a fused equation, with its outputs written in order into its recyclable operands, one each (fusion
+    lists each value a run reads once, so they are different arrays), the rest fresh."""
+    fused, n = eq.prim, len(eq.prim.body.outputs)
+    positions = _recyclable(eq, k, Aval(fused.shape, fused.dtype), program, owner, last)[:n]
+    if not positions:
+        return eq
+    return eq._replace(prim=FusedInto(fused, positions + [None] * (n - len(positions))))
+
+
+def _recyclable(eq, k, aval, program, owner, last):
+    """The positions of the operands ``eq`` (equation ``k``) may write a value of ``aval`` into."""
+    return [position for position, a in enumerate(eq.operands)
+            if type(a) is Var and owner.get(a.ref) and last.get(a.ref) == k and program.avals[a.ref] == aval]
 
 
 def _owners(program):
@@ -109,7 +156,7 @@ def _keeps_no_view(eq):
     """Does ``eq`` make new arrays, holding no view of its operands?  (A fused equation's ``item`` hands on an
     array of the fused tuple: fresh, and the tuple is read by nothing else.)"""
     prim = eq.prim
-    if type(prim) is Into or type(prim) is Fused or prim is ITEM:
+    if type(prim) in (Into, Fused, FusedInto) or prim is ITEM:
         return True
     if type(getattr(prim, "fun", None)) is np.ufunc:
         return "out" not in eq.kwargs
