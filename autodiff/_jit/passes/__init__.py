@@ -10,8 +10,8 @@
 - ``dce`` (:mod:`.dce`): dead-code elimination.
 - ``fuse`` (:mod:`autodiff._accel.fusion`): each run of elementwise equations becomes one equation, one numba
   kernel compiled once the program has run a few times.
-- ``plan`` (:mod:`autodiff._accel.planning`): buffer planning; an elementwise ufunc writes into an operand's
-  array that dies there and owns its memory (``np.add(a, b, out=a)``), instead of a fresh one.
+- ``plan`` (:mod:`autodiff._accel.planning`): buffer planning; an elementwise ufunc or a fused kernel writes into
+  an operand's array that dies there and owns its memory (``np.add(a, b, out=a)``), instead of a fresh one.
 - ``callsite`` (:mod:`.codegen`): the program runs as one generated Python function, not through the interpreter.
 
 ``cse`` comes before ``fold``: merged first, two repeated calls on constants fold once and their readers read one
@@ -38,7 +38,7 @@ def _unchanged(program):
 
 
 slot("jit_fuse", _unchanged, "jit's fusion pass: runs of elementwise equations as one numba kernel each")
-slot("jit_plan", _unchanged, "jit's buffer planning: an elementwise ufunc writes into an operand that dies there")
+slot("jit_plan", _unchanged, "jit's buffer planning: a ufunc or fused kernel writes into an operand that dies there")
 slot("jit_callsite", _unchanged, "jit's call-site pass: a program run by one generated Python function")
 
 
