@@ -7,6 +7,8 @@ output, a value still read later, and a value some reader may hold a view of.  O
 through the primitives.  The pass runs in both modes as a function; ``jit`` uses it only when accelerations are on.
 """
 
+import re
+
 import numpy as np
 import pytest
 
@@ -55,7 +57,11 @@ def test_the_gradient_of_an_mlp_writes_in_place_and_is_bitwise_the_same():
     planned = _planned_agrees(program, [w1, w2])
     assert len(_into(planned)) >= 3
     for eq in _into(planned):  # each writes into a value the program made
-        assert eq.operands[eq.prim.position].ref >= program.n_inputs
+        assert eq.operands[eq.prim.writes_into].ref >= program.n_inputs
+    source = callsite(planned).source  # the call-site form calls each planned ufunc itself, with out=
+    for eq in _into(planned):
+        written = eq.operands[eq.prim.writes_into].ref
+        assert re.search(rf"v{eq.out} = {eq.prim.prim.__name__}\(.*, out=v{written}\)", source), source
 
 
 def test_inputs_constants_and_outputs_are_never_written():
@@ -84,7 +90,7 @@ def test_a_value_read_later_or_viewed_by_a_reader_is_not_written():
     x = np.arange(6.0)
     program = _lowered(f, [x])
     planned = _planned_agrees(program, [x])
-    written = {eq.operands[eq.prim.position].ref for eq in _into(planned)}
+    written = {eq.operands[eq.prim.writes_into].ref for eq in _into(planned)}
     made = {eq.prim.__name__: eq.out for eq in program.equations}
     assert made["reshape"] not in written
     assert not written & {eq.operands[0].ref for eq in program.equations if eq.prim.__name__ == "reshape"}

@@ -94,6 +94,7 @@ def generate(program):
     inputs = ", ".join(f"v{k}" for k in range(program.n_inputs))
     lines = ["def run(inputs):", f"    [{inputs}] = inputs"]
     for k, ((prim, operands, kwargs, out), dead) in enumerate(zip(program.equations, program.frees)):
+        prim, kwargs = _written_into(prim, operands, kwargs)
         lines.append(f"    v{out} = {names.function(prim)}({names.arguments(operands, kwargs)})")
         if program.shapes[out] is not None:  # getattr: a Python number's shape is (), as np.shape says
             shape = tuple(map(int, program.shapes[out]))  # plain ints: their repr is Python
@@ -102,6 +103,16 @@ def generate(program):
             lines.append(f"    del {', '.join(f'v{ref}' for ref in dead)}")
     lines.append(f"    return [{', '.join(map(names.operand, program.outputs))}]")
     return "\n".join(lines), names.namespace
+
+
+def _written_into(prim, operands, kwargs):
+    """``(primitive, keyword arguments)`` of a line: a ufunc that buffer planning made write into an operand
+    (``prim.writes_into``, its position; ``prim.prim`` the ufunc's primitive) is called as itself with ``out=``
+    that operand, so the line costs no wrapper's frame (on a small array, that frame cost as much as the add)."""
+    position = getattr(prim, "writes_into", None)
+    if position is None:
+        return prim, kwargs
+    return prim.prim, {**kwargs, "out": operands[position]}
 
 
 def _changed(equations, shapes, k, value):
