@@ -32,6 +32,7 @@ from autodiff.numpy._construction import split_flat
 from autodiff.numpy._contract import contract
 from autodiff.numpy._elementwise import cos_backward, sin_backward, tanh_backward
 from autodiff.numpy._indexing import scatter_add
+from autodiff.numpy._kinks import inverse_norm
 from autodiff.numpy._linalg import matmul_nt, matmul_tn
 from autodiff.numpy._namespace import AS_IS
 from autodiff.numpy._plain_ops import PLAIN
@@ -44,6 +45,7 @@ from traversal._holders import holds_traced
 
 __all__ = [
     "sin_backward", "cos_backward", "tanh_backward", "matmul_nt", "matmul_tn", "sum_to_shape", "scatter_add",
+    "inverse_norm",
     "split_flat", "windows", "unwindow", "contract",
     "conv2d", "max_pool", "batch_norm", "bn_grad_sums", "bn_grad_input", "pool_gather", "pool_scatter",
     "im2col", "batch_stats", "normalise", "normalise_relu",
@@ -60,7 +62,9 @@ __all__ = [
 # anp.array and conv2d, so a second derivative differentiates them: the op table (tests/op_table.py) checks their
 # own rules at orders 1 and 2, the fuzzer compares them with torch, and the JVP tests find them in the traces of
 # forward-over-reverse.  ``contract`` is the one contraction every matmul form's pullback calls (checked against
-# np.einsum).  No public name reaches them but through a pullback.
+# np.einsum).  ``inverse_norm`` (1 / n, 0 at n = 0) is every Euclidean norm's pullback factor: its value on one
+# norm and on many is checked against numpy's division (tests/rules/test_kinks.py).  No public name reaches them
+# but through a pullback.
 
 # --- the layers' functional primitives ------------------------------------------------------------------------
 # Conv2d, MaxPool2d and BatchNorm call conv2d (im2col), max_pool and batch_norm or batch_stats, normalise and
