@@ -48,6 +48,10 @@ class Leaf:
     state: object
     frozen: bool = False
 
+    # what autodiff.jit says when a step passes a state tree: a Leaf is a leaf, whose rule state changes every step
+    __jit_hint__ = ("it is optimiser state: jit the gradient (autodiff.jit(autodiff.grad(loss))) and call "
+                    "optimisers.update on its result outside the jitted function")
+
 
 class _StateWalk:
     """Like TrainableWalk, but non-trainable children become ``None`` in the state tree."""

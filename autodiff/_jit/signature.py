@@ -190,10 +190,12 @@ def _static_key(value):
 
 
 def _unhashable(name, path, value):
-    """The error for a static value jit cannot key: ``path`` names it in the call."""
+    """The error for a static value jit cannot key: ``path`` names it in the call.  A type may say what to do
+    instead in a class attribute ``__jit_hint__`` (optimisers' ``Leaf`` does)."""
+    hint = getattr(type(value), "__jit_hint__", None)
     return TypeError(
         f"jit({name}): {path} is a {type(value).__name__}, which is neither an array nor hashable, so jit "
-        "cannot tell whether a later call may reuse the program traced for this one; pass arrays (or "
-        "containers of them) as arguments, and a setting as a hashable value (a tuple, not a list) with "
-        "static_argnums/static_argnames"
+        "cannot tell whether a later call may reuse the program traced for this one; "
+        + (hint or "pass arrays (or containers of them) as arguments, and a setting as a hashable value (a tuple, "
+           "not a list) with static_argnums/static_argnames")
     )

@@ -396,3 +396,26 @@ def test_under_the_reference_the_replay_is_bitwise_the_function():
         jf = autodiff.jit(f)
         jf(_x(0))
         assert np.array_equal(jf(_x(1)), f(_x(1)))
+
+
+def test_a_training_step_given_optimiser_state_is_refused_with_the_fix_and_the_fix_steps_as_eager_code():
+    import optimisers
+
+    model = {"w": _x(0), "b": _x(1, (2,))}
+    state = optimisers.setup(optimisers.Adam(1e-2), model)
+    grad = autodiff.grad(lambda m: traversal.total(autodiff.sumsq, m) + anp.sum(anp.sin(m["w"])))
+
+    def step(m, s):
+        return optimisers.update(s, m, grad(m))
+
+    with pytest.raises(TypeError, match=r"jit\(step\): args\[1\]\['w'\] is a Leaf.*optimiser state: jit the "
+                                        r"gradient.*optimisers\.update"):
+        autodiff.jit(step)(model, state)
+    jitted_grad, eager = autodiff.jit(grad), (state, model)
+    ours = (optimisers.setup(optimisers.Adam(1e-2), model), model)
+    for _ in range(3):  # the advice: the jitted gradient, then update outside
+        eager = step(eager[1], eager[0])
+        ours = optimisers.update(ours[0], ours[1], jitted_grad(ours[1]))
+        for key in model:
+            np.testing.assert_allclose(ours[1][key], eager[1][key], rtol=1e-12)
+    assert jitted_grad.cache_info().traces == 1
