@@ -37,7 +37,7 @@ from ..extend import (
     value_of,
     vjp_via_ad,
 )
-from ..numpy import _named, _reductions
+from ..numpy import _complex, _named, _reductions
 from ..numpy import linalg as _linalg
 from ..numpy._broadcast import cast
 from ..numpy._elementwise import multiply
@@ -286,7 +286,7 @@ def _backward(g, once, ans, r, init, *xs):
 
 
 def _vjp(r, g, x):
-    dtype = _named._real_dtype(value_of(x))
+    dtype = _complex.real_dtype(value_of(x))
     return r.vjp(g if np.result_type(value_of(g)) == dtype else cast(g, dtype), x)
 
 

@@ -23,7 +23,6 @@ from .._trees import walk_flatten
 from .as_primitive import CallSite, example_inputs
 from .passes import PASSES
 from .passes.purity import pure
-from .program import Var
 from .replay import ShapeChanged
 from .signature import read_signature
 from .staging import open_staging, staging_now
@@ -226,5 +225,7 @@ def _why_no_program(staging):
 
 def _fresh(program, leaves):
     """The output leaves, a constant array copied (a caller changing it must not change the next call's)."""
-    return [leaf.copy() if type(out) is not Var and type(leaf) is np.ndarray else leaf
-            for out, leaf in zip(program.outputs, leaves)]
+    for i in program.constant_outputs:
+        if type(leaves[i]) is np.ndarray:
+            leaves[i] = leaves[i].copy()
+    return leaves

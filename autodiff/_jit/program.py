@@ -50,7 +50,7 @@ class Program:
     """
 
     __slots__ = ("name", "n_inputs", "equations", "avals", "outputs", "out_tree", "captured", "size", "frees",
-                 "shapes")
+                 "shapes", "constant_outputs")
 
     def __init__(self, name, n_inputs, equations, avals, outputs, out_tree, captured=()):
         self.name, self.n_inputs, self.equations = name, n_inputs, equations
@@ -59,6 +59,7 @@ class Program:
         self.size = len(avals)  # values are numbered below this (a pass may drop equations, never renumber)
         self.frees = _last_uses(equations, outputs)
         self.shapes = [a.shape if type(a) is Aval else None for a in avals]  # what a replay's values must have
+        self.constant_outputs = [i for i, out in enumerate(outputs) if type(out) is not Var]  # leaves not computed
 
     def run(self, inputs):
         """The output leaves for these input values, by the reference interpreter (:mod:`.replay`); the

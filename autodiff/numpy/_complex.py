@@ -14,6 +14,14 @@ from ._broadcast import cast, dtype_of
 from ._elementwise import multiply
 
 
+def real_dtype(x):
+    """The dtype of a reduction of ``x``: its own if float, float32 for complex64 (as ``abs``), else float64."""
+    dtype = np.result_type(x)
+    if dtype.kind == "c":
+        return np.finfo(dtype).dtype
+    return dtype if dtype.kind == "f" else np.dtype(np.float64)
+
+
 def _as_input(g, x):
     return g if dtype_of(g) == dtype_of(x) else cast(g, dtype_of(x))
 

@@ -20,18 +20,10 @@ from . import _reductions
 from . import linalg as _linalg
 from ._binary import maximum
 from ._broadcast import cast, dtype_of
-from ._complex import conj, real
+from ._complex import conj, real, real_dtype
 from ._elementwise import absolute, divide, multiply, sign, where
 from ._kinks import inverse_norm
 from ._nondiff import NONDIFF
-
-
-def _real_dtype(x):
-    """The dtype of a reduction of ``x``: its own if float, float32 for complex64 (as ``abs``), else float64."""
-    dtype = np.result_type(x)
-    if dtype.kind == "c":
-        return np.finfo(dtype).dtype
-    return dtype if dtype.kind == "f" else np.dtype(np.float64)
 
 
 def _conj(x):
@@ -57,7 +49,7 @@ def _pushed(unit_cotangent, t):
 
 
 def _sumsq(x):
-    return _real_dtype(x).type(hooks.sumsq64(x))
+    return real_dtype(x).type(hooks.sumsq64(x))
 
 
 def _sumsq_vjp(g, ans, x):
@@ -70,7 +62,7 @@ defjvp(sumsq, lambda t, ans, x: multiply(2.0, _pushed(_conj(x), t)))
 
 
 def _abssum(x):
-    return _real_dtype(x).type(hooks.abssum64(x))
+    return real_dtype(x).type(hooks.abssum64(x))
 
 
 def _abssum_vjp(g, ans, x):
@@ -84,7 +76,7 @@ defjvp(abssum, lambda t, ans, x: _pushed(_modulus_slope(x), t))
 
 def _maxabs(x):
     m = np.abs(np.asarray(x))  # the maximum is one of the values: exact in x's precision, no float64 copy needed
-    return _real_dtype(x).type(m.max() if m.size else 0.0)
+    return real_dtype(x).type(m.max() if m.size else 0.0)
 
 
 def _ties(ans, x):
@@ -93,7 +85,7 @@ def _ties(ans, x):
     A constant (piecewise constant in ``x``), built from the values without their derivatives by ops that
     count per example under ``vmap``.
     """
-    hit = cast(NONDIFF["equal"](absolute(value_of(x)), value_of(ans)), _real_dtype(dtype_of(x)))
+    hit = cast(NONDIFF["equal"](absolute(value_of(x)), value_of(ans)), real_dtype(dtype_of(x)))
     return divide(hit, maximum(_reductions.sum(hit), 1.0))
 
 

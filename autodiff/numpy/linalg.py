@@ -18,7 +18,7 @@ from ._batch_helpers import whole
 from ._batch_ops import solve_rule
 from ._broadcast import dtype_of, shape_of, unbroadcast
 from ._cofactors import cofactors
-from ._complex import conj, imag, real
+from ._complex import conj, imag, real, real_dtype
 from ._construction import from_nested
 from ._decompositions import eig, eigh, matrix_norm, pinv, svd
 from ._elementwise import absolute, add, multiply, negative, power
@@ -31,9 +31,7 @@ __all__ = ["norm", "inv", "solve", "det", "slogdet", "cholesky", "svd", "eigh", 
 
 
 def _norm_value(x):
-    dtype = np.result_type(x)
-    value = math.sqrt(hooks.sumsq64(x))  # accumulated in float64 (autodiff/numpy/_reductions.py)
-    return (np.finfo(dtype).dtype if is_inexact(dtype) else np.dtype(np.float64)).type(value)
+    return real_dtype(x).type(math.sqrt(hooks.sumsq64(x)))  # accumulated in float64 (numpy/_reductions.py)
 
 
 _norm = primitive(_norm_value, "norm")
