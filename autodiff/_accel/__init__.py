@@ -32,9 +32,10 @@ def install():
     fill("backward", "the backward pass with the common rules' pulls unrolled", backward=backward.backward_unrolled)
     fill("layouts", "a structure seen before read by its compiled layout instead of walked, and rebuilt by "
          "generated code", flatten=flatten.flatten, rebuilder=flatten.rebuilder)
-    fill("reductions", "known reductions over a whole model fused and threaded as one tape entry, and sumsq's "
-         "and abssum's forwards on numba kernels", known_total=reductions.known_total,
-         sumsq64=reductions.sumsq64, abssum64=reductions.abssum64)
+    fill("reductions", "known reductions over a whole model fused and threaded as one tape entry, sumsq's "
+         "and abssum's forwards on numba kernels, and one norm's inverse without where",
+         known_total=reductions.known_total, sumsq64=reductions.sumsq64, abssum64=reductions.abssum64,
+         inverse_norm=reductions.inverse_norm)
     fill("batching", "vmap's batched outer products written into a pooled buffer on two threads",
          batched_outer=batching.batched_outer_fast)
     fill("elementwise", "float64 tanh on a numba kernel", available=not elementwise.numpy_tanh_is_vectorised(),

@@ -7,7 +7,8 @@ in one compiled loop (two threads when they are large), and its tape entry is on
 ``known_total``, whose forward also writes the gradients at g = 1 in the same pass and hands them to
 its pullback as residuals.  Its pullback and pushforward are the reductions' own rules otherwise, so
 second order and forward mode see the same derivatives as the reference.  ``install`` also runs the
-single-array forwards of ``sumsq`` and ``abssum`` on the kernels.  Everything here is off
+single-array forwards of ``sumsq`` and ``abssum`` on the kernels, and ``inverse_norm`` of one norm without
+``where`` (:func:`inverse_norm`).  Everything here is off
 under ``AUTODIFF_REFERENCE=1``.
 
 >>> import numpy as np
@@ -37,7 +38,7 @@ from ..extend import (
     value_of,
     vjp_via_ad,
 )
-from ..numpy import _complex, _named, _reductions
+from ..numpy import _complex, _kinks, _named, _reductions
 from ..numpy import linalg as _linalg
 from ..numpy._broadcast import cast
 from ..numpy._elementwise import multiply
@@ -321,6 +322,19 @@ def sumsq64(x):
     if type(x) is np.ndarray and x.dtype in _kernels.FAST_DTYPES:
         return float(_kernels.reduce("sumsq", x))
     return _reductions._sumsq64(x)
+
+
+def inverse_norm(n):
+    """The ``inverse_norm`` slot: ``1 / n``, 0 where ``n`` is 0.  One nonzero norm (every pullback of a norm over a
+    whole array) takes the ``reciprocal`` alone: the reference's ``where`` cost several times it (2.8 against
+    0.24 µs on a float64 scalar; AMD EPYC, Zen 3, 2026-12-07).
+
+    >>> float(inverse_norm(np.float64(4.0))), float(inverse_norm(np.float64(0.0)))
+    (0.25, 0.0)
+    """
+    if np.ndim(n) == 0 and n != 0:
+        return np.reciprocal(n)
+    return _kinks._one_over(n)
 
 
 def abssum64(x):

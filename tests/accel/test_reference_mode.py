@@ -31,7 +31,7 @@ from autodiff._accel import parallel as _parallel
 from autodiff._accel import reductions as _accel_reductions
 from autodiff._hooks import hooks
 from autodiff._trees import leaves
-from autodiff.numpy import _batch_ops
+from autodiff.numpy import _batch_ops, _kinks
 from optimisers import _fused as _opt_fused
 from optimisers import _tree as _opt_tree
 from traversal import _collect, fmap, isnumeric, total
@@ -62,6 +62,7 @@ SWITCHES = [
     ("unrolled recording", lambda: hooks.record is not _primitive._record, lambda: True),
     ("unrolled backward pass", lambda: hooks.backward is not _backward.backward, lambda: True),
     ("fused known reductions", lambda: _accel_reductions.lookup(anp.sumsq) is not None, lambda: True),
+    ("one norm's inverse without where", lambda: hooks.inverse_norm is not _kinks._one_over, lambda: True),
     ("fast collectors", lambda: hooks.parameters is not _collect.reference_parameters, lambda: True),
     ("pooled batched outer products", lambda: hooks.batched_outer is not _batch_ops._batched_outer, lambda: True),
     ("optimiser update walk", lambda: hooks.updater is not _opt_tree._update, lambda: True),
