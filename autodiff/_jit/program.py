@@ -88,6 +88,12 @@ def last_reads(program):
     return last
 
 
+def renamed(a, names):
+    """Operand ``a`` read under ``names`` (value -> the value that stands for it): a pass that drops an equation
+    renames its readers so."""
+    return Var(names[a.ref]) if type(a) is Var and a.ref in names else a
+
+
 def _last_uses(equations, outputs):
     """Per equation, the values read (or made) there for the last time: the replay drops them after it, so a
     long program holds what eager code would, not every value it made."""

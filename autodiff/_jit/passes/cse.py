@@ -18,7 +18,7 @@ import struct
 
 import numpy as np
 
-from ..program import Var
+from ..program import Var, renamed
 from .purity import pure
 
 _BY_VALUE = (int, bool, str, type(None))
@@ -42,27 +42,23 @@ def cse(program):
       out %5
     """
     outputs = {o.ref for o in program.outputs if type(o) is Var}
-    first, renamed, kept = {}, {}, []  # key -> the value that first computed it; dropped value -> its twin
+    first, twins, kept = {}, {}, []  # key -> the value that first computed it; dropped value -> its twin
     for eq in program.equations:
-        if renamed:
-            eq = eq._replace(operands=tuple(_renamed(a, renamed) for a in eq.operands))
+        if twins:
+            eq = eq._replace(operands=tuple(renamed(a, twins) for a in eq.operands))
         twin = _twin(eq, first)
         if twin == eq.out or eq.out in outputs and twin in outputs:  # new, or two output leaves in one array
             kept.append(eq)
             continue
-        renamed[eq.out] = twin
+        twins[eq.out] = twin
         if eq.out in outputs:
             outputs.add(twin)  # an output leaf from now on: a later twin that is one too stays
-    return program.replace(kept, outputs=[_renamed(o, renamed) for o in program.outputs])
+    return program.replace(kept, outputs=[renamed(o, twins) for o in program.outputs])
 
 
 def _twin(eq, first):
     """The value that first computed what ``eq`` computes (``eq.out`` itself when none did, or it draws)."""
     return first.setdefault(_key(eq), eq.out) if pure(eq) else eq.out
-
-
-def _renamed(a, renamed):
-    return Var(renamed[a.ref]) if type(a) is Var and a.ref in renamed else a
 
 
 def _key(eq):

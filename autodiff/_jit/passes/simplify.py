@@ -26,7 +26,7 @@ from collections import Counter
 import numpy as np
 
 from ...numpy import _elementwise as e
-from ..program import Aval, Equation, Var
+from ..program import Aval, Equation, Var, renamed
 
 _NUMBERS = (float, np.floating)  # an int 0 has no sign: -x * 0 and x * -0 differ in the sign of zero
 
@@ -81,8 +81,7 @@ def _without_products_by_one(program):
     same, equations = {}, []  # a product by one -> the operand it equals
     for eq in program.equations:
         if same:
-            eq = eq._replace(operands=tuple(Var(same.get(a.ref, a.ref)) if type(a) is Var else a
-                                            for a in eq.operands))
+            eq = eq._replace(operands=tuple(renamed(a, same) for a in eq.operands))
         x = _times_one(eq, program.avals)
         if x is not None:
             same[eq.out] = x.ref
