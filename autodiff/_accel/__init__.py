@@ -26,7 +26,19 @@ def install():
     """Fill autodiff's slots with the accelerations that are on (called once, by ``autodiff/__init__.py``)."""
     from .. import _for_traversal  # noqa: F401  (declares total's known_total slot)
     from .._jit.passes import codegen
-    from . import backward, batching, elementwise, flatten, fusion, kernels, parallel, planning, record, reductions
+    from . import (
+        backward,
+        batching,
+        elementwise,
+        flatten,
+        fusion,
+        kernels,
+        parallel,
+        planning,
+        record,
+        reductions,
+        specialise,
+    )
 
     fill("record", "the one-traced-argument case of recording, unrolled", record=record.record_fast)
     fill("backward", "the backward pass with the common rules' pulls unrolled", backward=backward.backward_unrolled)
@@ -50,5 +62,7 @@ def install():
          available=numba, reason="numba is missing or NUMBA_DISABLE_JIT is set", jit_fuse=fusion.fuse)
     fill("jit_planning", "a jitted program's elementwise ufuncs writing into operands that die there",
          jit_plan=planning.plan)
+    fill("jit_specialise", "a jitted program's sums to a shape and matrix products with their axes and transposes "
+         "worked out once", jit_specialise=specialise.specialise)
     fill("jit_callsite", "a jitted program run by one generated Python function, not the interpreter",
          jit_callsite=codegen.callsite)

@@ -12,6 +12,8 @@
   kernel compiled once the program has run a few times.
 - ``plan`` (:mod:`autodiff._accel.planning`): buffer planning; an elementwise ufunc or a fused kernel writes into
   an operand's array that dies there and owns its memory (``np.add(a, b, out=a)``), instead of a fresh one.
+- ``specialise`` (:mod:`autodiff._accel.specialise`): an equation whose primitive works out axes or transposes from
+  its shapes on every call (``sum_to_shape``, the matrix products) does it once, here.
 - ``callsite`` (:mod:`.codegen`): the program runs as one generated Python function, not through the interpreter.
 
 ``cse`` comes before ``fold``: merged first, two repeated calls on constants fold once and their readers read one
@@ -20,10 +22,11 @@ two).  ``dce`` before them or after gives the same count; all three come before 
 the shorter program's.  Neither ``cse`` nor ``fold`` merges or computes ahead a call that draws random numbers
 (:mod:`.purity`).  ``simplify`` comes before ``dce``, which drops the absorbed ``negative`` equations.  These
 four are plain rewrites whose programs replay bitwise as the unrewritten ones, so they
-run in every mode.  The last three are accelerations: hook slots (:mod:`autodiff._hooks`) that ``autodiff._accel``
+run in every mode.  The last four are accelerations: hook slots (:mod:`autodiff._hooks`) that ``autodiff._accel``
 fills.  Under ``AUTODIFF_REFERENCE=1``, or named in ``AUTODIFF_ACCEL_OFF`` (``jit_fusion``, ``jit_planning``,
-``jit_callsite``), they leave the program as it is, and the reference interpreter (:mod:`autodiff._jit.replay`)
-runs it.  ``plan`` comes after ``fuse``: a fused kernel's value is a fresh array a later ufunc may write into.
+``jit_specialise``, ``jit_callsite``), they leave the program as it is, and the reference interpreter
+(:mod:`autodiff._jit.replay`) runs it.  ``plan`` comes after ``fuse``: a fused kernel's value is a fresh array a
+later ufunc may write into; ``specialise`` after ``plan``, which reads the products' own primitives.
 """
 
 from ..._hooks import hooks, slot
@@ -39,6 +42,7 @@ def _unchanged(program):
 
 slot("jit_fuse", _unchanged, "jit's fusion pass: runs of elementwise equations as one numba kernel each")
 slot("jit_plan", _unchanged, "jit's buffer planning: a ufunc or fused kernel writes into an operand that dies there")
+slot("jit_specialise", _unchanged, "jit's shape specialisation: axes and transposes worked out once per program")
 slot("jit_callsite", _unchanged, "jit's call-site pass: a program run by one generated Python function")
 
 
@@ -68,6 +72,19 @@ def plan(program):
     return hooks.jit_plan(program)
 
 
+def specialise(program):
+    """Each equation with a form specialised to its traced shapes using it (:mod:`autodiff._accel.specialise`),
+    when on.
+
+    >>> import numpy as np, autodiff, autodiff.numpy as anp
+    >>> from autodiff._hooks import enabled
+    >>> program = specialise(autodiff.jit(lambda a, b: a @ b, passes=()).lower(np.ones((2, 3)), np.ones((3, 4))))
+    >>> program.equations[0].prim.__name__ == ("matmul[dot]" if enabled("jit_specialise") else "matmul")
+    True
+    """
+    return hooks.jit_specialise(program)
+
+
 def callsite(program):
     """The program with a generated function to run it (:mod:`.codegen`), when on.
 
@@ -80,4 +97,5 @@ def callsite(program):
 
 
 # name -> pass, in the order jit runs them
-PASSES = {"cse": cse, "fold": fold, "simplify": simplify, "dce": dce, "fuse": fuse, "plan": plan, "callsite": callsite}
+PASSES = {"cse": cse, "fold": fold, "simplify": simplify, "dce": dce, "fuse": fuse, "plan": plan,
+          "specialise": specialise, "callsite": callsite}
