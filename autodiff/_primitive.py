@@ -22,6 +22,8 @@ _rules = {}
 _forwards = {}  # primitive -> fwd(*args, **kwargs) giving (value, residuals), for defvjp_fwd_bwd
 _plans = {}  # primitive -> what its pullbacks read (autodiff._residuals.Plan); without one an entry keeps all
 _effects = set()  # primitives whose call does more than compute its value (draws random numbers): extend.effectful
+_plain_results = set()  # primitives whose values carry no derivative (comparisons, masks, rounding): autodiff.numpy
+# calls them on values stripped of their differentiation levels, and so does a program's replay
 
 
 class Primitive:
@@ -118,7 +120,9 @@ def _record(prim, tape, args, kwargs, value=None):
     protect_inside(tape, kwargs)
     lower = any(type(v) is Traced for v in argvals)
     forward, index = _forwards.get(prim), len(tape.entries)
-    if forward is not None:  # the forward hands its residuals to the pullback through the tape
+    if type(forward) is ToldForward:  # told which arguments are traced (argnums): residuals for those only
+        ans, tape.residuals[index] = forward.fwd(argnums, *argvals, **kwargs)
+    elif forward is not None:  # the forward hands its residuals to the pullback through the tape
         ans, tape.residuals[index] = forward(*argvals, **kwargs)
     elif value is not None and not lower:
         ans = value
@@ -207,16 +211,38 @@ def joint_rule(joint):
     return rule
 
 
+class ToldForward:
+    """A forward (``_forwards``) told which arguments the tape traces: ``fwd(argnums, *args, **kwargs)`` gives
+    ``(value, residuals)`` for a pullback of those arguments only (a jitted call's).  Called as a plain forward,
+    it takes every argument as traced."""
+
+    __slots__ = ("fwd",)
+
+    def __init__(self, fwd):
+        self.fwd = fwd
+
+    def __call__(self, *args, **kwargs):
+        return self.fwd(tuple(range(len(args))), *args, **kwargs)
+
+
 class ResidualRule:
-    """A joint pullback that also reads what the forward saved: ``bwd(g, residuals, ans, *args, **kwargs)``."""
+    """A joint pullback that also reads what the forward saved: ``bwd(g, residuals, ans, *args, **kwargs)``; with
+    ``told`` true, ``bwd(g, residuals, argnums, ans, *args, **kwargs)``, told which arguments are traced (so it
+    may compute only their cotangents, as a jitted call's pullback does)."""
 
-    __slots__ = ("bwd",)
+    __slots__ = ("bwd", "told")
 
-    def __init__(self, bwd):
-        self.bwd = bwd
+    def __init__(self, bwd, told=False):
+        self.bwd, self.told = bwd, told
+
+    def cotangents(self, g, residuals, argnums, ans, args, kwargs):
+        """One cotangent per positional argument (only those at ``argnums`` are read)."""
+        if self.told:
+            return self.bwd(g, residuals, argnums, ans, *args, **kwargs)
+        return self.bwd(g, residuals, ans, *args, **kwargs)
 
     def __call__(self, g, residuals, argnums, ans, args, kwargs):
-        return _keep(self.bwd(g, residuals, ans, *args, **kwargs), argnums)
+        return _keep(self.cotangents(g, residuals, argnums, ans, args, kwargs), argnums)
 
 
 def _keep(cts, argnums):

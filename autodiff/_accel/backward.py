@@ -59,7 +59,7 @@ def _pull_residual(tape, i, rule, g, entry, cts, free):
     """A residual rule's cotangents of the traced arguments (a thunk stays a thunk), added to their parents'."""
     _, parents, argnums, ans, args, kwargs = entry
     residuals = tape.residuals.pop(i, None) if free else tape.residuals.get(i)
-    all_cts = rule.bwd(g, residuals, ans, *args, **kwargs)
+    all_cts = rule.cotangents(g, residuals, argnums, ans, args, kwargs)
     for k, p in zip(argnums, parents):
         c = all_cts[k]
         cts[p] = c if cts[p] is None else add_tangents(cts[p], c)

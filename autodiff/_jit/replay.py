@@ -3,14 +3,18 @@
 An equation whose operands are all plain runs the primitive's own function (``prim.fun``), as eager code on
 plain arrays does, so ``jit(f)(x)`` is bitwise ``f(x)`` under ``AUTODIFF_REFERENCE=1``.  When an operand is
 traced by an outer transform the primitive is called as such, so the outer level records, batches or pushes it as
-it would eagerly: a program that draws random numbers, under ``grad(jit(f))`` (any other is one primitive to the
-outer transform: :mod:`.as_primitive`).  A value is dropped after its last
-use (:attr:`Program.frees`), so a long program holds what eager code would.  A value whose shape is not the
-traced one (its shape depends on the data) stops the replay with :class:`ShapeChanged`.
+it would eagerly; a primitive whose value carries no derivative (a comparison) gets its operands without their
+differentiation levels, as ``autodiff.numpy`` calls it.  That happens to the halves of a jitted call's pullback
+(:mod:`.as_primitive`) under a transform of higher order, and to a program that draws random numbers under
+``grad(jit(f))``.  A value is dropped after its last use (:attr:`Program.frees`), so a long program holds what
+eager code would.  A value whose shape is not the traced one (its shape depends on the data) stops the replay
+with :class:`ShapeChanged`.
 """
 
 import numpy as np
 
+from .._primitive import _plain_results
+from .._stop_gradient import value_of
 from .._traced import Traced
 from .program import Var
 
@@ -38,6 +42,8 @@ def replay(program, inputs):
         prim, operands, kwargs, out = equation
         vals = [env[a.ref] if type(a) is Var else a for a in operands]
         if Traced in map(type, vals):
+            if prim in _plain_results:  # a comparison's mask: no derivative, as eager code strips it (not a batch)
+                vals = [value_of(v) for v in vals]
             value = env[out] = prim(*vals, **kwargs)
         else:
             value = env[out] = prim.fun(*vals, **kwargs)

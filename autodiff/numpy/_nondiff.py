@@ -16,6 +16,7 @@ import functools
 
 import numpy as np
 
+from .._primitive import _plain_results
 from .._traced import value_of as strip_all
 from ..extend import Traced, defbatch, is_inexact, primitive, value_of
 from ._batch_helpers import elementwise, reduction
@@ -56,6 +57,7 @@ def nondifferentiable(np_fun, under_vmap=None):
 def _elementwise(name):
     prim = primitive(getattr(np, name), name)
     defbatch(prim, elementwise(prim))
+    _plain_results.add(prim)
     return prim
 
 
@@ -63,6 +65,7 @@ def _reduction(name, flatten_none=False, default=None):
     fun = getattr(np, name)
     prim = primitive(lambda x, axis=default, **kwargs: fun(x, axis=axis, **kwargs), name)
     defbatch(prim, reduction(prim, flatten_none))
+    _plain_results.add(prim)
     return prim
 
 
