@@ -19,6 +19,7 @@ from autodiff._jit.passes.fold import MAX_BYTES, fold
 from autodiff._jit.passes.simplify import simplify
 from autodiff._jit.program import Var
 from autodiff._jit.replay import replay
+from autodiff._jit.split import split
 from autodiff._jvp_rules import _jvp_rules as jvp_rules
 from autodiff._primitive import _rules as vjp_rules
 from autodiff._protection import held_count, release
@@ -54,7 +55,7 @@ __all__ = [
     "Tape", "open_tape", "new_input", "release", "Like", "Plan", "SMALL", "held_count",
     "value_text", "format_value", "rule_name", "holds_traced",
     "kernel_signatures", "kernel_threads",
-    "PASSES", "cse", "fold", "simplify", "MAX_BYTES", "Var", "replay",
+    "PASSES", "cse", "fold", "simplify", "MAX_BYTES", "Var", "replay", "split",
 ]
 
 # --- primitives the built-in pullbacks call -------------------------------------------------------------------
@@ -94,7 +95,9 @@ __all__ = [
 # cse, fold and simplify rewrite a program (``jit(f).lower(...)``, public) into a shorter one; tests/jit/test_cse.py,
 # test_fold.py and test_simplify.py run each pass alone (PASSES names them, Var builds an operand, MAX_BYTES is
 # fold's size bound) and compare the rewritten program's replay, the reference interpreter, with the unrewritten
-# one's, bit for bit.  ``jit(f, passes=...)`` shows only the passes' combined effect.
+# one's, bit for bit.  ``jit(f, passes=...)`` shows only the passes' combined effect.  ``split`` cuts a pullback's
+# program into the halves grad(jit(f)) runs as its forward and its pullback; tests/jit/test_split.py runs the two
+# halves against the whole program's replay.
 
 # --- traversal's holders --------------------------------------------------------------------------------------
 # holds_traced: does a function reach a traced value through a holder (closure, default, bound self, partial)?

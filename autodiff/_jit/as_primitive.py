@@ -9,9 +9,15 @@ the tuple of the output leaves the program computes, by calling the jitted funct
 signature, cache and program, as any plain call).  Its rules are jitted functions of that flat function, so
 each is compiled, and called with traced values at the next order each is a ``jit_call`` in turn:
 
-- the pullback is ``jit`` of the flat function's ``vjp`` applied to the cotangents, one per set of traced inputs:
-  it recomputes the forward inside its program, as ``remat`` would, and returns the traced inputs' cotangents at
-  once (``None`` for an integer input, which has none), never a constant input's;
+- on a reverse tape (``grad``) the call's forward and pullback are the two halves of one program: the flat
+  function's ``vjp`` applied to the cotangents, traced once and :func:`~autodiff._jit.split.split` where the
+  cotangents come in.  The forward runs the *early* half, ``jit`` of a function giving the output leaves and the
+  **residuals** (the forward's values the pullback reads), which the tape keeps beside the entry; the pullback
+  runs the *late* half, ``jit`` of a function of the residuals and the cotangents, one per set of traced inputs,
+  giving the traced inputs' cotangents at once (``None`` for an integer input, which has none), never a constant
+  input's.  So the pullback recomputes nothing.  When the ``vjp`` has no program (a rule reads data), the forward
+  keeps the inputs and the pullback is the ``vjp`` of the Python function itself, recomputing the forward
+  primitive by primitive, as ``remat`` would;
 - the pushforward (joint) is ``jit`` of the flat function's ``jvp``;
 - the batching rule is ``jit(vmap(flat function, in_axes))``, one per pattern of batched inputs.
 
@@ -24,20 +30,29 @@ programs and the arrays they keep read-only for as long as the process runs.  A 
 function or a tape entry of its call does.
 """
 
+import weakref
+
 import numpy as np
 
 from .. import _ops
 from .._batching import batch_depth
 from .._calls import on_arguments
-from .._primitive import _plans, _rules
+from .._primitive import ResidualRule, ToldForward, _forwards, _plans, _rules
+from .._protection import protect
 from .._residuals import stand_in
 from .._tangents import ZeroTangent, is_inexact, unthunk
 from .._traced import Traced
 from .._traced import value_of as strip_all
 from .._trees import walk_flatten
-from ..extend import defbatch, defjvp_joint, primitive
+from ..extend import defbatch, defjvp_joint, primitive, value_of
+from ..numpy._broadcast import dtype_of
+from .passes import PASSES
 from .program import Var
+from .replay import ShapeChanged, replay
 from .signature import Signature
+from .split import split
+
+_NO_SPLIT = "no split"  # a site whose vjp has no program: its pullback is the function's own, recomputing it
 
 
 def example_inputs(distinct):
@@ -78,7 +93,8 @@ class CallSite:
         self.template = Signature(plain.key, statics, plain.treedef, (), plain.slots, plain.statics)  # no array held
         self.computed = [k for k, out in enumerate(program.outputs) if type(out) is Var]
         self.constants = program.outputs
-        self.pulls = {}  # traced input positions -> jit of the pullback giving their cotangents
+        self.out_avals = [program.avals[out.ref] for out in program.outputs if type(out) is Var]
+        self.halves = {}  # traced input positions -> their _Halves, or _NO_SPLIT
         self.push = _jit(f"jvp_of_{name}", lambda xs, ts: _jvp(self.flat, xs, ts))
         self.batched = {}  # in_axes -> jit(vmap(flat, in_axes))
 
@@ -93,18 +109,68 @@ class CallSite:
 
     def flat(self, *inputs):
         """The leaves the program computes, as a tuple, by the jitted function itself on these inputs."""
+        return self._leaves(self.jitted, inputs)
+
+    def eager(self, *inputs):
+        """:meth:`flat` by the Python function, not the jitted one: what a pullback with no program records (the
+        jitted function, given traced values, would be this primitive again, whose pullback would call it)."""
+        return self._leaves(self.jitted.fun, inputs)
+
+    def _leaves(self, fun, inputs):
         args, kwargs = self.template.rebuild([x if type(x) in _ARRAYS else np.asarray(x) for x in inputs])
-        leaves = walk_flatten(self.jitted(*args, **kwargs))[0]
+        leaves = walk_flatten(fun(*args, **kwargs))[0]
         return tuple(leaves[k] for k in self.computed)
 
-    def pull(self, argnums):
-        """``jit`` of the pullback giving the cotangents of the inputs at ``argnums`` (the traced ones) only: a
-        data input's (a batch passed as an argument) is never computed."""
-        pull = self.pulls.get(argnums)
-        if pull is None:
-            pull = self.pulls[argnums] = _jit(f"vjp_of_{self.jitted._name}",
-                                              lambda xs, cts: _vjp(self.flat, xs, cts, argnums))
-        return pull
+    def forward(self, argnums, inputs):
+        """``(the output leaves, the residuals)`` on a reverse tape tracing the inputs at ``argnums``: the early
+        half's values, or (no split) the leaves and the inputs themselves."""
+        halves = self.halves.get(argnums) or self._split(argnums, inputs)
+        if halves is not _NO_SPLIT:
+            try:
+                both, n = halves.early(*inputs), len(self.computed)
+                return tuple(both[:n]), tuple(both[n:])
+            except ShapeChanged:  # a shape that depends on the data: no split fits every call
+                self.halves[argnums] = _NO_SPLIT
+        return self.flat(*inputs), inputs
+
+    def backward(self, argnums, residuals, cts):
+        """The cotangents of the inputs at ``argnums`` (the traced ones) only, from the residuals: a data
+        input's (a batch passed as an argument) is never computed."""
+        halves = self.halves[argnums]
+        if halves is _NO_SPLIT:  # the inputs were kept: the vjp of the function itself, recording its primitives
+            return _vjp(self.eager, tuple(residuals), cts, argnums)
+        if halves.masks:
+            residuals = list(residuals)
+            for i in halves.masks:  # no derivative: as eager code holds a comparison's mask
+                residuals[i] = value_of(residuals[i])
+        cts = [self._dense(c, aval) for c, aval in zip(cts, self.out_avals) if c is not None]
+        try:
+            return halves.late(*residuals, *cts)
+        except ShapeChanged as changed:
+            raise NotImplementedError(
+                f"grad of jit({self.jitted._name}): its pullback made a value whose shape depends on the data "
+                f"({changed}); put jit outside the transform, jit(grad(f)), or call grad(f) without jit") from None
+
+    def _split(self, argnums, inputs):
+        """Trace the ``vjp`` for the inputs at ``argnums`` applied to cotangents, on examples of ``inputs``, and
+        split it where the cotangents come in (:class:`_Halves`)."""
+        xs = example_inputs(inputs)
+        cts = [np.zeros(a.shape, a.dtype) if is_inexact(a.dtype) else None for a in self.out_avals]
+        name = self.jitted._name
+        joint = _jit(f"vjp_of_{name}", lambda xs, cts: _vjp(self.flat, xs, cts, argnums, value=True), passes=())
+        try:
+            program = joint.lower(xs, cts)
+        except ValueError:  # no program (a rule read data): the trace warned why, once
+            self.halves[argnums] = _NO_SPLIT
+            return _NO_SPLIT
+        halves = self.halves[argnums] = _Halves(name, *split(program, len(xs), range(len(self.computed))),
+                                                len(self.computed), self.jitted.passes)
+        return halves
+
+    @staticmethod
+    def _dense(c, aval):
+        """A cotangent as the late half's signature reads it: an array (a number would be a static value)."""
+        return c if type(c) in _ARRAYS else np.asarray(c, aval.dtype)
 
     def batch(self, args, bdims):
         """Every example at once, by ``jit(vmap(flat, in_axes))`` with the batched inputs' axes."""
@@ -117,25 +183,77 @@ class CallSite:
         return tuple(mapped(*args)), 0
 
 
+class _Halves:
+    """The two halves of a jitted call's pullback program (:func:`~autodiff._jit.split.split`): ``early`` gives the
+    output leaves and the residuals, ``late`` the cotangents from the residuals and the output cotangents;
+    ``masks`` lists the residuals that carry no derivative (not floats: a comparison's mask)."""
+
+    __slots__ = ("early", "late", "masks")
+
+    def __init__(self, name, early, late, n_outputs, passes):
+        self.early = _Half(f"forward_of_{name}", early, passes)
+        self.late = _Half(f"pullback_of_{name}", late, passes)
+        residuals = early.outputs[n_outputs:]
+        self.masks = [i for i, r in enumerate(residuals)
+                      if not is_inexact(early.avals[r.ref].dtype if type(r) is Var else dtype_of(r))]
+
+
+class _Half:
+    """One half: its ``program`` (with ``passes`` run) on plain values, and for an outer transform's values ``jit``
+    of its replay, one primitive to that transform (whose rules are jitted too).  Its captured arrays stay
+    read-only while it lives, as a jitted function's do."""
+
+    __slots__ = ("program", "jitted", "_captured", "__weakref__")
+
+    def __init__(self, name, raw, passes):
+        from .jit import _Captured  # jit.py imports this module
+
+        self.jitted = _jit(name, lambda *values: tuple(replay(raw, list(values))))
+        for p in passes:
+            raw = PASSES[p](raw)
+        self.program, self._captured = raw, _Captured()
+        for array in raw.captured:
+            protect(self._captured, array)
+        weakref.finalize(self, self._captured.release)
+
+    def __call__(self, *values):
+        """The half's output leaves (:class:`ShapeChanged` when a value's shape is not the traced one)."""
+        if Traced in map(type, values):
+            return self.jitted(*values)
+        return self.program.run(list(values))
+
+
 def _call(*inputs, site):
     return site.flat(*inputs)
 
 
-def _pullback(g, argnums, ans, args, kwargs):
-    """The cotangents of the traced inputs (``argnums``), by the site's jitted pullback for exactly those."""
-    return kwargs["site"].pull(tuple(argnums))(tuple(args), _cotangents(g, ans))
+def _forward(argnums, *inputs, site):
+    """On a reverse tape tracing the inputs at ``argnums``: the output leaves, and the residuals the tape keeps for
+    their pullback."""
+    return site.forward(tuple(argnums), inputs)
+
+
+def _backward(g, residuals, argnums, ans, *args, site):
+    """The cotangents of the traced inputs (``argnums``), by the site's late half for exactly those."""
+    grads = site.backward(tuple(argnums), residuals, _cotangents(g, ans))
+    cts = [None] * len(args)
+    for i, c in zip(argnums, grads):
+        cts[i] = c
+    return cts
 
 
 class _KeepInputs:
-    """The entry's plan (:mod:`autodiff._residuals`): every input kept (the pullback recomputes the forward from
-    them), the output as a stand-in (the pullback reads its parts' shapes and dtypes)."""
+    """The entry's plan (:mod:`autodiff._residuals`): the output as a stand-in (the pullback reads its parts'
+    shapes and dtypes; what it reads of the forward, the residuals hold), every input kept: an input may be a
+    residual, and the tape keeps a data input it holds read-only while the pullback may read it."""
 
     def keep(self, argnums, ans, args):
         return stand_in(ans), args
 
 
 jit_call = primitive(_call, "jit_call")
-_rules[jit_call] = _pullback  # told which inputs are traced, as remat_call's pullback is (a joint rule is not)
+_forwards[jit_call] = ToldForward(_forward)
+_rules[jit_call] = ResidualRule(_backward, told=True)  # told which inputs are traced, computing only theirs
 _plans[jit_call] = _KeepInputs()
 defjvp_joint(jit_call, lambda ts, ans, *xs, site: site.push(xs, tuple(None if type(t) is ZeroTangent else t
                                                                       for t in ts)))
@@ -145,12 +263,12 @@ defbatch(jit_call, lambda level, args, bdims, kwargs: kwargs["site"].batch(args,
 _ARRAYS = (np.ndarray, Traced)
 
 
-def _jit(name, fun):
+def _jit(name, fun, **options):
     """``jit(fun)`` under ``name`` (what the rule's program and its warnings are called)."""
     from .jit import jit  # jit.py imports this module
 
     fun.__name__ = name
-    return jit(fun)
+    return jit(fun, **options)
 
 
 def _cotangents(g, ans):
@@ -168,16 +286,16 @@ def _cotangents(g, ans):
     return tuple(cts)
 
 
-def _vjp(flat, xs, cts, argnums):
+def _vjp(flat, xs, cts, argnums, value=False):
     """The cotangent of each input of ``flat`` at ``xs`` at ``argnums`` (``None`` for an integer one), given the
-    outputs'."""
+    outputs'; with ``value``, ``(flat's outputs, those cotangents)`` from the same forward."""
     from .._vjp import vjp
-    from ..numpy._broadcast import dtype_of
 
     moving = [i for i in argnums if is_inexact(dtype_of(xs[i]))]
-    pullback = vjp(on_arguments(flat, xs, moving), *[xs[i] for i in moving])[1]
+    outputs, pullback = vjp(on_arguments(flat, xs, moving), *[xs[i] for i in moving])
     grads = dict(zip(moving, pullback(tuple(cts))))
-    return [grads.get(i) for i in argnums]
+    grads = [grads.get(i) for i in argnums]
+    return (outputs, grads) if value else grads
 
 
 def _jvp(flat, xs, ts):

@@ -183,7 +183,7 @@ def test_outer_transforms_values_go_through_the_primitives():
         np.testing.assert_allclose(autodiff.grad(jf)(x), autodiff.grad(_f)(x), rtol=1e-12)
         np.testing.assert_allclose(autodiff.vmap(jf)(xs), autodiff.vmap(_f)(xs), rtol=1e-12)
     assert autodiff.gradcheck(jf, x, order=2)
-    assert jf.cache_info().hits >= 3
+    assert jf.cache_info().traces == 1 and jf.cache_info().hits >= 1
 
 
 def test_jit_of_grad_of_grad_is_right():
