@@ -233,6 +233,30 @@ def _jax_maml(jax, jnp, model):
     return run
 
 
+def inside_rows(ctx):
+    """``jit`` inside the transform: ``hvp(jit(loss))`` and ``grad(jit(loss))`` of the small MLP, against the same
+    transforms of ``loss`` itself (reported: a jitted call's pullback runs the late half of its split program)."""
+    params, x, onehot, v = mlp.hvp_inputs([64, 64, 10], 128)
+    keys = list(params)
+
+    def loss(p):
+        return mlp.loss(p, x, onehot)
+
+    jitted = autodiff.jit(loss)
+    rows = []
+    for name, transform in (("grad", lambda f: autodiff.grad(f)(params)),
+                            ("hvp", lambda f: autodiff.hvp(f, (params,), (v,))[0])):
+        lanes = {"ours": _in_order(keys, lambda t=transform: t(jitted)),
+                 "eager": _in_order(keys, lambda t=transform: t(loss))}
+        ctx.check(f"{name}(jit(loss))", lanes["ours"](), lanes["eager"](), rtol=2e-4, atol=1e-6)
+        row = Row(f"{name}(jit(loss)) against {name}(loss), MLP 64-64-10", goal_text="(reported: ours/ref is /eager)",
+                  note="jit inside: the call's pullback runs the late half of its split program")
+        record(row, ctx.race(lanes), value=("ours", "eager"))
+        row.ratio = row.value  # against the same transform of loss itself
+        rows.append(row)
+    return rows
+
+
 def first_call_rows(ctx):
     """Tracing a fresh ``jit`` of the small HVP (trace and passes), against one call of it once traced."""
     if getattr(autodiff, "jit", None) is None:
@@ -259,4 +283,5 @@ def first_call_rows(ctx):
 
 
 SUITES = []
-FULL = [chain_rows, small_hvp_rows, total_rows, big_hvp_rows, penalty_rows, maml_rows, first_call_rows]
+FULL = [chain_rows, small_hvp_rows, total_rows, big_hvp_rows, penalty_rows, maml_rows, inside_rows,
+        first_call_rows]
