@@ -120,10 +120,8 @@ def _record(prim, tape, args, kwargs, value=None):
     protect_inside(tape, kwargs)
     lower = any(type(v) is Traced for v in argvals)
     forward, index = _forwards.get(prim), len(tape.entries)
-    if type(forward) is ToldForward:  # told which arguments are traced (argnums): residuals for those only
-        ans, tape.residuals[index] = forward.fwd(argnums, *argvals, **kwargs)
-    elif forward is not None:  # the forward hands its residuals to the pullback through the tape
-        ans, tape.residuals[index] = forward(*argvals, **kwargs)
+    if forward is not None:  # the forward hands its residuals to the pullback through the tape
+        ans, tape.residuals[index] = _run_forward(forward, argnums, argvals, kwargs)
     elif value is not None and not lower:
         ans = value
     else:
@@ -134,6 +132,13 @@ def _record(prim, tape, args, kwargs, value=None):
             protect_inside(tape, a)
     tape.entries.append((prim, parents, argnums, kept_ans, kept_args, kwargs))
     return Traced(ans, tape, index, tape.level)
+
+
+def _run_forward(forward, argnums, argvals, kwargs):
+    """``(value, residuals)`` of a forward; a :class:`ToldForward` is told which arguments are traced."""
+    if type(forward) is ToldForward:
+        return forward.fwd(argnums, *argvals, **kwargs)
+    return forward(*argvals, **kwargs)
 
 
 def kept(prim, tape, argnums, ans, argvals):

@@ -89,18 +89,25 @@ def _sum_to_shape(eq, operands, out):
     g, shape = operands[0], eq.operands[1]
     if g is None or not g.shape or type(shape) is not tuple or out.shape != shape:
         return None
-    lead = len(g.shape) - len(shape)
-    inner = tuple(i + lead for i, n in enumerate(shape) if n == 1 and g.shape[i + lead] != 1)
-    axes = tuple(range(lead)) + inner
-    if not axes or (lead and inner):  # a reshape only, or two changes one reduction cannot make
+    axes, keepdims = _axes(g.shape, shape)
+    if not axes:
         return None
-    keepdims = bool(inner)
     reduce = np.add.reduce
 
     def fun(g, shape):
         return reduce(g, axes, None, None, keepdims)
 
     return Specialised(eq.prim, fun, f"axes {','.join(map(str, axes))}")
+
+
+def _axes(g_shape, shape):
+    """``(axes, keepdims)`` of the one ``np.add.reduce`` summing ``g_shape`` to ``shape``; ``((), False)`` when
+    nothing is summed (a reshape) or one reduction cannot do it (leading axes summed away and inner ones kept)."""
+    lead = len(g_shape) - len(shape)
+    inner = tuple(i + lead for i, n in enumerate(shape) if n == 1 and g_shape[i + lead] != 1)
+    if lead and inner:
+        return (), False
+    return tuple(range(lead)) + inner, bool(inner)
 
 
 def _matrices(operands):

@@ -42,9 +42,7 @@ def replay(program, inputs):
         prim, operands, kwargs, out = equation
         vals = [env[a.ref] if type(a) is Var else a for a in operands]
         if Traced in map(type, vals):
-            if prim in _plain_results:  # a comparison's mask: no derivative, as eager code strips it (not a batch)
-                vals = [value_of(v) for v in vals]
-            value = env[out] = prim(*vals, **kwargs)
+            value = env[out] = _through(prim, vals, kwargs)
         else:
             value = env[out] = prim.fun(*vals, **kwargs)
         expected = shapes[out]
@@ -53,3 +51,11 @@ def replay(program, inputs):
         for ref in dead:  # read for the last time: dropped, as eager code drops its intermediates
             env[ref] = None
     return [env[o.ref] if type(o) is Var else o for o in program.outputs]
+
+
+def _through(prim, vals, kwargs):
+    """``prim`` called on an outer transform's values, so the transform sees it; a comparison gets them without
+    their differentiation levels (its mask has no derivative, as eager code strips it), batches kept."""
+    if prim in _plain_results:
+        vals = [value_of(v) for v in vals]
+    return prim(*vals, **kwargs)

@@ -71,18 +71,24 @@ def _residuals(late_eqs, late_outputs, late):
 
 def _early_program(program, late, outputs):
     """The early equations that ``outputs`` need (none other), on the early inputs."""
-    live, kept = {o.ref for o in outputs if type(o) is Var}, []
-    for eq in reversed(program.equations):
-        if eq.out not in late and eq.out in live:
-            kept.append(eq)
-            live.update(a.ref for a in eq.operands if type(a) is Var)
-    kept.reverse()
+    kept = _needed([eq for eq in program.equations if eq.out not in late], outputs)
     n_early = program.n_inputs - len({ref for ref in late if ref < program.n_inputs})
     avals = program.avals[:n_early] + [None] * (program.size - n_early)  # late inputs' slots: never read
     for eq in kept:
         avals[eq.out] = program.avals[eq.out]
     return Program(f"{program.name}[early]", n_early, kept, avals, outputs, walk_flatten(tuple(outputs))[1],
                    program.captured)
+
+
+def _needed(equations, outputs):
+    """The equations ``outputs`` need, in order: one backward sweep, as ``dce``'s."""
+    live, kept = {o.ref for o in outputs if type(o) is Var}, []
+    for eq in reversed(equations):
+        if eq.out in live:
+            kept.append(eq)
+            live.update(a.ref for a in eq.operands if type(a) is Var)
+    kept.reverse()
+    return kept
 
 
 def _late_program(program, late_eqs, residuals, n_early, late_outputs):
