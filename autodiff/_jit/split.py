@@ -35,7 +35,8 @@ program step[late]
 """
 
 from .._trees import walk_flatten
-from .program import Program, Var
+from .passes.dce import needed
+from .program import Program, Var, renamed
 
 
 def split(program, n_early, early_outputs):
@@ -71,7 +72,7 @@ def _residuals(late_eqs, late_outputs, late):
 
 def _early_program(program, late, outputs):
     """The early equations that ``outputs`` need (none other), on the early inputs."""
-    kept = _needed([eq for eq in program.equations if eq.out not in late], outputs)
+    kept = needed([eq for eq in program.equations if eq.out not in late], outputs)
     n_early = program.n_inputs - len({ref for ref in late if ref < program.n_inputs})
     avals = program.avals[:n_early] + [None] * (program.size - n_early)  # late inputs' slots: never read
     for eq in kept:
@@ -80,27 +81,13 @@ def _early_program(program, late, outputs):
                    program.captured)
 
 
-def _needed(equations, outputs):
-    """The equations ``outputs`` need, in order: one backward sweep, as ``dce``'s."""
-    live, kept = {o.ref for o in outputs if type(o) is Var}, []
-    for eq in reversed(equations):
-        if eq.out in live:
-            kept.append(eq)
-            live.update(a.ref for a in eq.operands if type(a) is Var)
-    kept.reverse()
-    return kept
-
-
 def _late_program(program, late_eqs, residuals, n_early, late_outputs):
     """The late equations, numbered anew: the residuals first, then the late inputs, then their values."""
     order = [r.ref for r in residuals] + list(range(n_early, program.n_inputs)) + [eq.out for eq in late_eqs]
     number = {ref: k for k, ref in enumerate(order)}
-
-    def renamed(a):
-        return Var(number[a.ref]) if type(a) is Var else a
-
-    equations = [eq._replace(operands=tuple(map(renamed, eq.operands)), out=number[eq.out]) for eq in late_eqs]
-    outputs = [renamed(o) for o in late_outputs]
+    equations = [eq._replace(operands=tuple(renamed(a, number) for a in eq.operands), out=number[eq.out])
+                 for eq in late_eqs]
+    outputs = [renamed(o, number) for o in late_outputs]
     return Program(f"{program.name}[late]", len(order) - len(late_eqs), equations,
                    [program.avals[ref] for ref in order], outputs, walk_flatten(tuple(outputs))[1],
                    program.captured)

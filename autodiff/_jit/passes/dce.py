@@ -20,11 +20,15 @@ def dce(program):
     >>> [e.prim.__name__ for e in dce(autodiff.jit(f, passes=()).lower(np.zeros(2))).equations]
     ['sin']
     """
-    live = {o.ref for o in program.outputs if type(o) is Var}
-    kept = []
-    for eq in reversed(program.equations):
+    return program.replace(needed(program.equations, program.outputs))
+
+
+def needed(equations, outputs):
+    """The equations ``outputs`` need, in order: one backward sweep marking what is live."""
+    live, kept = {o.ref for o in outputs if type(o) is Var}, []
+    for eq in reversed(equations):
         if eq.out in live:
             kept.append(eq)
             live.update(a.ref for a in eq.operands if type(a) is Var)
     kept.reverse()
-    return program.replace(kept)
+    return kept
