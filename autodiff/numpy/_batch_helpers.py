@@ -15,6 +15,7 @@ import numpy as np
 from .._batch_rules import loop
 from .._batching import Batch, batch_depth, like_batches_of
 from .._batching import example_shape as _example_shape
+from .._traced import staging_kinds
 from ..extend import Traced, plain_value
 
 shape_of = _example_shape  # one example's shape (hides every vmap's axis), as ``_broadcast.shape_of``
@@ -247,9 +248,10 @@ def over_example_axes(fn, x, axis):
 
 
 def differentiated(x):
-    """Does ``x`` carry a level of differentiation (a tape's, a pushforward's), not only ``vmap``'s batches?"""
+    """Does ``x`` carry a level of differentiation (a tape's, a pushforward's), not only ``vmap``'s batches or
+    ``jit``'s staging (which differentiates nothing: ``jit(grad(f))`` is first order, as ``grad(f)`` is)?"""
     while type(x) is Traced:
-        if type(x.tape) is not Batch:
+        if type(x.tape) is not Batch and type(x.tape) not in staging_kinds:
             return True
         x = x.value
     return False

@@ -185,6 +185,23 @@ def test_a_library_rule_that_reads_data_falls_back_too():
     assert np.all(np.isfinite(jg(with_zero)))
 
 
+def test_staging_is_not_differentiation_to_a_rule_that_refuses_higher_orders():
+    """prod's pullback at a zero is exact to first order and refuses the second: ``jit(grad(prod))`` traced at a
+    zero is first order, as ``grad(prod)`` is, so it answers (the random-program fuzzer found it refusing), and
+    ``jit`` of a second derivative refuses as eager code does."""
+    with_zero, v = np.array([2.0, 0.0, 3.0]), np.ones(3)
+    with pytest.warns(JitFallbackWarning, match="_prod_vjp"):
+        got = autodiff.jit(autodiff.grad(anp.prod))(with_zero)
+    np.testing.assert_allclose(got, autodiff.grad(anp.prod)(with_zero), rtol=1e-12)
+    assert autodiff.gradcheck(anp.prod, (with_zero,), order=1)
+    def hvp(x):
+        return autodiff.hvp(anp.prod, (x,), (v,))
+
+    for second_order in (hvp, autodiff.jit(hvp)):
+        with pytest.raises(NotImplementedError, match="higher derivatives at inputs containing zeros"):
+            second_order(with_zero)
+
+
 def test_a_shape_that_depends_on_the_data_stops_the_replay_and_runs_without_jit():
     def mean_of_positives(x):
         kept = x[x > 0]
