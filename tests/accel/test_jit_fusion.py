@@ -358,3 +358,17 @@ def test_under_the_reference_jit_runs_the_plain_program():
     jf = autodiff.jit(autodiff.grad(lambda x: chain(x, anp)))
     program = jf.lower(np.zeros(10))
     assert len(program.equations) == 175 and type(program).__name__ == "Program"
+
+
+@needs_kernels
+def test_random_programs_run_on_their_kernels_as_eager_code_runs(monkeypatch):
+    """The differential fuzzer's programs under jit (tests/jit/test_fuzz_jit.py), each fused run compiled at its
+    first replay: kernels cut from programs no one wrote (a run's values read after it, several outputs, planned
+    into dying operands) against eager code, within jit's promise."""
+    from tests.jit.test_fuzz_jit import fuzz_against_eager
+
+    launched, launch = [], Fused._launch
+    monkeypatch.setattr(fused_module, "COMPILE_AFTER", 0)
+    monkeypatch.setattr(Fused, "_launch", lambda self, *args: launched.append(self) or launch(self, *args))
+    fuzz_against_eager(np.float64, 40)
+    assert len(launched) >= 100  # the programs do run kernels (a run of 2 fuses here: the autouse fixture)
