@@ -7,11 +7,12 @@ program of ``tests/fuzz_programs.py`` (2-8 steps over the fuzzer's op table, tie
 traced on its own inputs and then called on other values of the same shapes, so a program that kept the first
 call's data, or reused a buffer too early, gives another answer than eager code.  Compared: ``jit`` of every
 step's value; for the scalar output ``f``, ``jit(value_and_grad(f))``, ``jit`` of its Hessian-vector product and
-``grad(jit(f))``; ``jit`` of the jvp of the last step's value.  Eager is the oracle (the fuzzer holds eager to
-torch): a value equal to it bitwise under ``AUTODIFF_REFERENCE=1``, and within jit's promise with every pass on,
-1e-12 of the result's scale in float64 and 1e-6 in float32 (docs/jit.md).  A derivative may differ in its last
-bits in either mode (the program holds a rule's general path where eager took a fast one: ``test_op_table.py``),
-so it is held to that promise.
+``grad(jit(f))``; ``jit`` of the jvp of the last step's value; and ``vmap`` of two of them over both draws.
+Eager is the oracle (the fuzzer holds eager to torch): a value equal to it bitwise under ``AUTODIFF_REFERENCE=1``,
+and within jit's promise with every pass on, 1e-12 of the result's scale in float64 and 1e-6 in float32
+(docs/jit.md).  A derivative may differ in its last bits in either mode (the program holds a rule's general path
+where eager took a fast one: ``test_op_table.py``), so it is held to that promise.
+``python -m pytest tests/jit/test_fuzz_jit.py --fuzz-long`` tries 2,500 new programs per dtype.
 """
 
 import warnings
@@ -29,7 +30,7 @@ from tests.fuzz_programs import GRID, programs, run, scalar_output  # noqa: E402
 from tests.rules.test_fuzz import FLOAT32_OPS, LIMITATIONS, OPS  # noqa: E402
 
 OURS = "ours"
-EXAMPLES = 120  # per dtype
+EXAMPLES = {False: 120, True: 2500}  # per dtype; True: ``--fuzz-long`` (new programs each run, outside CI)
 RTOL = {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 1e-6}
 
 
@@ -105,11 +106,15 @@ def _close(what, got, want, dtype, bitwise):
 
 
 def _eager(fn, xs):
-    """``(fn(*xs), None)``, or ``(None, the exception's type)`` when ``fn`` raises a documented limitation."""
+    """``(fn(*xs), None)``, or ``(None, the exception's type)`` when ``fn`` raises: a documented limitation, or
+    a method a plain Python float input lacks (``x.sum()`` outside ``grad``, which makes it an array)."""
     try:
         return fn(*xs), None
     except NotImplementedError as e:
         assert any(limit in str(e) for limit in LIMITATIONS), str(e)
+        return None, type(e)
+    except AttributeError as e:
+        assert "'float' object has no attribute" in str(e), str(e)
         return None, type(e)
 
 
@@ -127,20 +132,44 @@ def check(program):
             _close(f"{name}, call {k + 1}", jitted(*xs), want, program.dtype, bitwise)
 
 
-def fuzz_against_eager(dtype, examples=EXAMPLES):
-    """``check`` on ``examples`` programs of the fuzzer's ops in ``dtype``: a fixed sequence (derandomized)."""
+def check_batched(program):
+    """``vmap`` of a jitted function (one primitive to vmap, whose batching rule is a program too) over a batch of
+    the program's inputs and the other draw, called twice, against eager code on each example."""
+    first, second = list(program.inputs), _other_inputs(program)
+    in_axes = tuple(None if isinstance(x, float) else 0 for x in first)
+    if set(in_axes) == {None}:
+        return  # no array to batch
+    quantities = _quantities(program)
+    for name in ("jit(steps)", "jit(value_and_grad)"):
+        jitted, eager = quantities[name]
+        try:
+            want = [eager(*first), eager(*second)]
+        except (NotImplementedError, AttributeError):
+            continue  # refused, as ``check`` checks of jit alone
+        for k, order in enumerate(((first, second), (second, first))):
+            batch = [x if axis is None else np.stack([x, y]) for x, y, axis in zip(*order, in_axes)]
+            got = autodiff.vmap(jitted, in_axes=in_axes)(*batch)
+            stacked = [np.stack(pair[::-1] if k else pair) for pair in zip(*want)]
+            _close(f"vmap({name}), call {k + 1}", got, stacked, program.dtype, bitwise=False)
+
+
+def fuzz_against_eager(dtype, examples=EXAMPLES[False], explore=False):
+    """``check`` on ``examples`` programs of the fuzzer's ops in ``dtype``: a fixed sequence (derandomized, so a
+    red run is reproducible and CI cannot be flaky), or new programs with ``explore``."""
     ops = OPS if dtype == np.float64 else FLOAT32_OPS
 
-    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), derandomize=not explore)
     @given(program=programs(dtype, ops))
     def fuzz(program):
         with np.errstate(all="ignore"), warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a step whose rule reads its data falls back to eager, with a warning
             check(program)
+            check_batched(program)
 
     fuzz()
 
 
 @pytest.mark.parametrize("dtype", [np.float64, np.float32], ids=["float64", "float32"])
-def test_jit_equals_eager_on_random_programs(dtype):
-    fuzz_against_eager(dtype)
+def test_jit_equals_eager_on_random_programs(dtype, request):
+    long = request.config.getoption("--fuzz-long")
+    fuzz_against_eager(dtype, EXAMPLES[long], explore=long)
