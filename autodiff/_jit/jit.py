@@ -20,6 +20,7 @@ from .._hooks import hooks
 from .._protection import let_go, protect
 from .._traced import Traced
 from .._trees import walk_flatten
+from .arguments import normalised
 from .as_primitive import CallSite, example_inputs
 from .passes import PASSES
 from .passes.purity import pure
@@ -90,13 +91,9 @@ class Jitted:
     """A jitted function: call it, :meth:`lower` it to its program, read :meth:`cache_info`, :meth:`clear_cache`."""
 
     def __init__(self, fun, static_argnums=(), static_argnames=(), passes=tuple(PASSES)):
+        self.static_argnums, self.static_argnames, passes = normalised(fun, static_argnums, static_argnames, passes)
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.static_argnums = (static_argnums,) if isinstance(static_argnums, int) else tuple(static_argnums)
-        self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else tuple(static_argnames)
-        unknown = [p for p in passes if p not in PASSES]
-        if unknown:
-            raise ValueError(f"jit: no pass named {unknown[0]!r}; the passes are {', '.join(PASSES)}")
         self.passes = tuple(name for name in PASSES if name in passes)  # PASSES' order: callsite comes last
         self._name = getattr(fun, "__name__", "f")
         self._cache, self._captured = {}, _Captured()

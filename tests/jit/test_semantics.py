@@ -86,6 +86,34 @@ def test_an_unhashable_static_value_is_refused_naming_it():
         autodiff.jit(f)(_x(0), n=[{1}])
 
 
+def test_jits_own_arguments_are_checked_when_it_is_called_naming_the_mistake():
+    def f(x, n, *, mode="sin"):
+        return x
+
+    refused = [
+        (TypeError, r"jit: expected a function to compile, got int 3", lambda: autodiff.jit(3)),
+        (ValueError, r"jit\(f\): static_argnums=\(2,\) names position 2, but f takes 2 positional arguments "
+                     r"\(x, n\); positions count from 0", lambda: autodiff.jit(f, static_argnums=2)),
+        (ValueError, r"static_argnums=\(-3,\)", lambda: autodiff.jit(f, static_argnums=-3)),
+        (ValueError, r"jit\(f\): static_argnames=\('nn',\) names 'nn', but f has no such parameter \(its "
+                     r"parameters: x, n, mode\)", lambda: autodiff.jit(f, static_argnames="nn")),
+        (TypeError, r"jit\(f\): static_argnums must be an int or a tuple of ints, got 'n'",
+         lambda: autodiff.jit(f, static_argnums="n")),
+        (TypeError, r"static_argnums must be .*, got True", lambda: autodiff.jit(f, static_argnums=True)),
+        (TypeError, r"jit\(f\): static_argnames must be a name or a tuple of names, got 1",
+         lambda: autodiff.jit(f, static_argnames=1)),
+        (ValueError, r"jit: no pass named 'dse'; the passes are cse, fold", lambda: autodiff.jit(f, passes=("dse",))),
+    ]
+    for kind, message, make in refused:
+        with pytest.raises(kind, match=message):
+            make()
+    # what is accepted: a negative position, keyword-only and *args/**kwargs functions, one pass by its name
+    assert np.array_equal(autodiff.jit(f, static_argnums=-1, static_argnames="mode")(_x(0), 2, mode="cos"), _x(0))
+    assert autodiff.jit(lambda *xs: xs[0], static_argnums=3).static_argnums == (3,)
+    assert autodiff.jit(lambda x, **kw: x, static_argnames="anything").static_argnames == ("anything",)
+    assert autodiff.jit(f, passes="dce").passes == ("dce",)
+
+
 def test_shape_dependent_python_works():
     def f(x):
         return anp.sum(x[0] * x[-1]) if x.shape[0] > 2 and len(x) == x.shape[0] else anp.sum(x)
