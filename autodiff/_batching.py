@@ -39,6 +39,7 @@ class Batch:
         """:meth:`push` itself, unobserved."""
         if not self.active:
             raise escaped(prim.__name__, self)
+        args, kwargs = by_position(prim, args, kwargs)  # rules read operands and required parameters by position
         arrays = with_arrays(prim, self, args)  # a tuple result read as one array: its parts stacked first
         if arrays is not None:
             return prim(*arrays, **kwargs)
@@ -55,6 +56,25 @@ class Batch:
             result = _over_no_examples(prim, rule, self, values, bdims, kwargs)
         out, bdim = _checked(prim, self, result)
         return out if bdim is None else batched(out, self)
+
+
+def by_position(prim, args, kwargs):
+    """``(args, kwargs)`` with the required parameters given by keyword moved to their positions (a batching
+    rule reads its operands and required parameters by position; ``Primitive.positional`` names them).
+
+    >>> from autodiff.numpy import roll
+    >>> by_position(roll, (1.0,), {"shift": 2, "axis": None})
+    ([1.0, 2], {'axis': None})
+    """
+    names = getattr(prim, "positional", ())
+    if not kwargs or len(args) >= len(names) or names[len(args)] not in kwargs:
+        return args, kwargs
+    args, kwargs = list(args), dict(kwargs)
+    for name in names[len(args):]:
+        if name not in kwargs:
+            break
+        args.append(kwargs.pop(name))
+    return args, kwargs
 
 
 observers = []  # callables (level, prim, args, kwargs) -> None or a callable given the result; autodiff.trace's

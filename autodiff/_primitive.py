@@ -37,6 +37,7 @@ class Primitive:
         self.__module__ = fun.__module__
         self.__wrapped__ = fun
         self.keywords = _keywords(fun)
+        self.positional = _positional(fun)
 
     def __call__(self, *args, **kwargs):
         top = None
@@ -80,6 +81,17 @@ def _keywords(fun):
     if any(p.kind is p.VAR_KEYWORD for p in params):
         return None
     return frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+
+def _positional(fun):
+    """The names of ``fun``'s parameters that a call must give (no default) and may give by position, in order: a
+    batching rule reads those by position, so one given by keyword (``anp.roll(x, shift=1)``) is moved there."""
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return ()
+    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+                 and p.default is p.empty)
 
 
 def _unknown_keyword(prim, kwargs):

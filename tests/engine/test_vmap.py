@@ -262,6 +262,33 @@ def test_an_inner_vmap_returning_the_outer_example_repeats_it(data):
     np.testing.assert_allclose(summed, len(ys) * sum(grad(_net)(w, x) for x in xs), rtol=1e-12)
 
 
+BY_KEYWORD = {  # a required parameter given by keyword, where numpy takes it so (the jit fuzzer found roll's)
+    "roll": lambda v: anp.roll(v, shift=1),
+    "roll, axis first": lambda v: anp.roll(v, axis=0, shift=-1),
+    "broadcast_to": lambda v: anp.broadcast_to(v, shape=(2, 2, 3)),
+    "tile": lambda v: anp.tile(v, reps=(2, 1)),
+    "repeat": lambda v: anp.repeat(v, repeats=2, axis=1),
+    "reshape": lambda v: anp.reshape(v, (3, 2)),
+    "transpose": lambda v: anp.transpose(v, axes=(1, 0)),
+    "moveaxis": lambda v: anp.moveaxis(v, source=0, destination=1),
+    "take": lambda v: anp.take(v, indices=[2, 0], axis=1),
+    "split": lambda v: anp.split(v, indices_or_sections=3, axis=1)[1],
+    "pad": lambda v: anp.pad(v, pad_width=1),
+    "clip": lambda v: anp.clip(v, a_min=1.2, a_max=3.7),  # off the grid of halves: no kink at a value
+}
+
+
+@pytest.mark.parametrize("name", BY_KEYWORD)
+def test_required_arguments_given_by_keyword_batch_as_given_by_position(name):
+    """A batching rule reads a primitive's required parameters by position: one given by keyword is moved there
+    (it raised a bare IndexError or ValueError from inside the rule); values and gradients are a loop's."""
+    f, xs = BY_KEYWORD[name], np.arange(12.0).reshape(2, 2, 3) * 0.5
+    np.testing.assert_array_equal(vmap(f)(xs), np.stack([f(x) for x in xs]))
+    loss = lambda v: anp.sum(f(v) ** 2)  # noqa: E731
+    np.testing.assert_allclose(vmap(grad(loss))(xs), np.stack([grad(loss)(x) for x in xs]), rtol=1e-12)
+    assert autodiff.gradcheck(lambda v: anp.sum(vmap(f)(v) ** 2), xs, order=2)
+
+
 @pytest.mark.parametrize("axis", [0, 1, -1, None])
 def test_take_with_indices_batched_by_vmap_is_a_loop(axis):
     """Batched integer indices gather each example's (they were converted with np.asarray, which refused them)."""
