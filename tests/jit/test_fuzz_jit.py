@@ -7,7 +7,8 @@ program of ``tests/fuzz_programs.py`` (2-8 steps over the fuzzer's op table, tie
 traced on its own inputs and then called on other values of the same shapes, so a program that kept the first
 call's data, or reused a buffer too early, gives another answer than eager code.  Compared: ``jit`` of every
 step's value; for the scalar output ``f``, ``jit(value_and_grad(f))``, ``jit`` of its Hessian-vector product and
-``grad(jit(f))``; ``jit`` of the jvp of the last step's value; and ``vmap`` of two of them over both draws.
+of the gradient of its gradient's squared norm, and ``grad(jit(f))``; ``jit`` of the jvp of the last step's
+value; and ``vmap`` of two of them over both draws.
 Eager is the oracle (the fuzzer holds eager to torch): a value equal to it bitwise under ``AUTODIFF_REFERENCE=1``,
 and within jit's promise with every pass on, 1e-12 of the result's scale in float64 and 1e-6 in float32
 (docs/jit.md).  A derivative may differ in its last bits in either mode (the program holds a rule's general path
@@ -22,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 import autodiff
+import autodiff.numpy as anp
 from tests.modes import REFERENCE
 
 pytest.importorskip("torch", reason="the fuzzer's op table imports torch; pip install -e '.[test]'")
@@ -69,6 +71,9 @@ def _quantities(program):
     def hvp(*xs):
         return list(autodiff.hvp(f, xs, vs))
 
+    def penalty(*xs):  # reverse over reverse: the gradient of a gradient-norm penalty, as in WGAN-GP
+        return list(autodiff.grad(lambda *ys: sum(anp.sum(g * g) for g in grad(*ys)), argnums=argnums)(*xs))
+
     def jvp(*xs):
         return list(autodiff.jvp(last, xs, vs))
 
@@ -83,6 +88,7 @@ def _quantities(program):
         "jit(steps)": (autodiff.jit(steps), steps),
         "jit(value_and_grad)": (autodiff.jit(value_and_grad), value_and_grad),
         "jit(hvp)": (autodiff.jit(hvp), hvp),
+        "jit(grad of a gradient penalty)": (autodiff.jit(penalty), penalty),
         "jit(jvp)": (autodiff.jit(jvp), jvp),
         "grad(jit(f))": (lambda *xs: list(autodiff.grad(jf, argnums=argnums)(*xs)), grad),
     }
