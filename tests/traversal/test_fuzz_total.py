@@ -1,0 +1,180 @@
+"""``total`` on random models with ties: its value and gradient against torch, and the same under jit and vmap.
+
+Each model is a random nest of dicts, lists, tuples and a layer whose ``trainable`` leaves out a field, holding
+arrays drawn with replacement from a small pool (so one array sits at several positions, some of them not
+trainable), integer arrays, ints, strings and ``None``; a sub-list may itself appear twice.  The oracle walks
+the model on its own (depth first, fields in order, the layer's trainable fields only), keeps each array's
+first trainable occurrence (design.md sections 3 and 7) and asks torch for ``f``'s value and gradient there.
+Then ``total(f, model)`` must be their sum; ``grad`` of it must hold exactly those gradients, in that order, and
+``None`` everywhere else; ``jit(grad(...))`` traced on the model and called on a model of new values with the
+same ties, ``grad(jit(total))`` and ``vmap(grad(...))`` over two such models must give eager's gradient trees.
+"""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import autodiff
+import autodiff.numpy as anp
+import traversal as tv
+from tests.trees import leaves
+
+torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
+
+
+@dataclasses.dataclass
+class Norm:
+    """A layer whose running statistics are not trainable (as BatchNorm's)."""
+
+    gamma: object
+    beta: object
+    running_mean: object
+
+
+@tv.trainable.register(Norm)
+def _(layer):
+    return ("gamma", "beta")
+
+
+SHAPES = [(), (3,), (2, 3)]
+
+
+def f(x):
+    return anp.sum(anp.sin(x) * x)
+
+
+def f_torch(x):
+    return (torch.sin(x) * x).sum()
+
+
+@st.composite
+def models(draw):
+    """``(model, rebuild)``: a random model over a pool of arrays, and a function that builds the same model
+    (the same ties) over another pool."""
+    shapes = draw(st.lists(st.sampled_from(SHAPES), min_size=1, max_size=4))
+    dtypes = draw(st.lists(st.sampled_from([np.float64, np.float32]), min_size=len(shapes), max_size=len(shapes)))
+    plain = st.sampled_from([None, "int", "relu", "int array"])
+    leaf = st.one_of(st.integers(0, len(shapes) - 1), plain)
+    node = st.recursive(leaf, lambda kids: st.one_of(
+        st.dictionaries(st.sampled_from("abcd"), kids, min_size=1, max_size=3),
+        st.lists(kids, min_size=1, max_size=3),
+        st.lists(kids, min_size=1, max_size=3).map(tuple),
+        st.tuples(kids, kids, kids).map(lambda t: ("norm", t)),
+        kids.map(lambda k: ("twice", k)),
+    ), max_leaves=10)
+    plan = {"model": draw(node)}  # grad takes a container (a bare None or string is refused)
+
+    def build(pool):
+        return _build(plan, pool)
+
+    def pool(seed):
+        rng = np.random.default_rng(seed)
+        return [rng.standard_normal(s).astype(d) for s, d in zip(shapes, dtypes)]
+
+    return build, pool
+
+
+def _build(plan, pool):
+    """The model ``plan`` describes over ``pool``'s arrays (recursion: a test's small trees)."""
+    if isinstance(plan, int) and not isinstance(plan, bool):
+        return pool[plan]
+    if plan == "int array":
+        return np.arange(3)
+    if plan == "int":
+        return 3
+    if isinstance(plan, dict):
+        return {k: _build(v, pool) for k, v in plan.items()}
+    if isinstance(plan, list):
+        return [_build(v, pool) for v in plan]
+    if isinstance(plan, tuple) and plan[:1] == ("norm",):
+        return Norm(*(_build(v, pool) for v in plan[1]))
+    if isinstance(plan, tuple) and plan[:1] == ("twice",):
+        shared = [_build(plan[1], pool)]
+        return [shared, shared]  # one list object at two positions
+    if isinstance(plan, tuple):
+        return tuple(_build(v, pool) for v in plan)
+    return plan
+
+
+def _first_trainable(model):
+    """The distinct float arrays at trainable positions, each at its first such occurrence, in traversal order."""
+    found, seen, stack = [], set(), [(model, True)]
+    while stack:
+        x, trainable = stack.pop()
+        if isinstance(x, np.ndarray):
+            if trainable and x.dtype.kind == "f" and id(x) not in seen:
+                seen.add(id(x))
+                found.append(x)
+            continue
+        if isinstance(x, Norm):
+            kids = [(x.gamma, trainable), (x.beta, trainable), (x.running_mean, False)]
+        elif isinstance(x, dict):
+            kids = [(v, trainable) for v in x.values()]
+        elif isinstance(x, (list, tuple)):
+            kids = [(v, trainable) for v in x]
+        else:
+            continue
+        stack.extend(reversed(kids))  # depth first, children in order
+    return found
+
+
+def _oracle(model):
+    """``(value, gradients)``: torch's ``f`` summed over the first trainable occurrences, and its gradients."""
+    value, grads = 0.0, []
+    for x in _first_trainable(model):
+        t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+        y = f_torch(t)
+        y.backward()
+        value += y.item()
+        grads.append(t.grad.numpy())
+    return value, grads
+
+
+def _loss(model):
+    return tv.total(f, model)
+
+
+def _arrays(tree):
+    return [leaf for _, leaf in leaves(tree) if isinstance(leaf, np.ndarray)]
+
+
+def check(build, pool):
+    model, other = build(pool(0)), build(pool(1))
+    value, want = _oracle(model)
+    assert np.isclose(float(_loss(model)), value, rtol=1e-6, atol=1e-6)
+    g = autodiff.grad(_loss)(model)
+    got = _arrays(g)
+    assert len(got) == len(want), f"{len(got)} gradient arrays, {len(want)} distinct trainable arrays"
+    for a, b, x in zip(got, want, _first_trainable(model)):
+        assert a.dtype == x.dtype and a.shape == x.shape
+        np.testing.assert_allclose(a, b, rtol=1e-5 if a.dtype == np.float32 else 1e-12, atol=1e-6)
+    assert all(leaf is None or isinstance(leaf, np.ndarray) for _, leaf in leaves(g))
+    jitted, through = autodiff.jit(autodiff.grad(_loss)), autodiff.grad(autodiff.jit(_loss))
+    for m in (model, other, other):  # traced, then replayed twice
+        eager = autodiff.grad(_loss)(m)
+        tv.assert_tree_allclose(jitted(m), eager, rtol=1e-6)
+        tv.assert_tree_allclose(through(m), eager, rtol=1e-6)
+    _check_vmap(build, pool, [g, autodiff.grad(_loss)(other)])
+
+
+def _check_vmap(build, pool, each):
+    """``vmap`` over a batch of both pools, the model built from each example's arrays (so its ties hold)."""
+    batch = [np.stack(pair) for pair in zip(pool(0), pool(1))]
+    batched = leaves(autodiff.vmap(lambda *arrays: autodiff.grad(_loss)(build(list(arrays))))(*batch))
+    first, second = leaves(each[0]), leaves(each[1])
+    assert [p for p, _ in batched] == [p for p, _ in first]
+    for (path, b), (_, a0), (_, a1) in zip(batched, first, second):
+        if a0 is None:
+            assert b is None and a1 is None, path
+        else:
+            np.testing.assert_allclose(b, np.stack([a0, a1]), rtol=1e-6, err_msg=str(path))
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+@given(made=models())
+def test_total_and_its_gradient_on_random_models_with_ties(made):
+    with np.errstate(all="ignore"):
+        check(*made)
