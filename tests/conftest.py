@@ -29,4 +29,5 @@ def pytest_sessionfinish(session, exitstatus):
 
 def pytest_addoption(parser):
     parser.addoption("--fuzz-long", action="store_true",
-                     help="run the differential fuzzer (tests/rules/test_fuzz.py) for longer")
+                     help="run the fuzzers (tests/rules/test_fuzz.py, tests/jit/test_fuzz_jit.py, "
+                          "tests/traversal/test_fuzz_total.py) on many new examples")

@@ -32,7 +32,7 @@ from tests.fuzz_programs import GRID, programs, run, scalar_output  # noqa: E402
 from tests.rules.test_fuzz import FLOAT32_OPS, LIMITATIONS, OPS  # noqa: E402
 
 OURS = "ours"
-EXAMPLES = {False: 120, True: 2500}  # per dtype; True: ``--fuzz-long`` (new programs each run, outside CI)
+EXAMPLES = {False: 80, True: 2500}  # per dtype; True: ``--fuzz-long`` (new programs each run, outside CI)
 RTOL = {np.dtype(np.float64): 1e-12, np.dtype(np.float32): 1e-6}
 
 

@@ -173,8 +173,15 @@ def _check_vmap(build, pool, each):
             np.testing.assert_allclose(b, np.stack([a0, a1]), rtol=1e-6, err_msg=str(path))
 
 
-@settings(max_examples=80, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
-@given(made=models())
-def test_total_and_its_gradient_on_random_models_with_ties(made):
-    with np.errstate(all="ignore"):
-        check(*made)
+def test_total_and_its_gradient_on_random_models_with_ties(request):
+    """80 models in a fixed sequence; ``--fuzz-long`` tries 2,000 new ones."""
+    long = request.config.getoption("--fuzz-long")
+
+    @settings(max_examples=2000 if long else 80, deadline=None, suppress_health_check=list(HealthCheck),
+              derandomize=not long)
+    @given(made=models())
+    def fuzz(made):
+        with np.errstate(all="ignore"):
+            check(*made)
+
+    fuzz()
