@@ -127,12 +127,16 @@ def _eager(fn, xs):
 def _tied(xs):
     """``xs`` with the last array input replaced by the first of its shape and dtype, the same object (a tie,
     design.md section 3: one input of the program), or ``None`` when no two arrays match."""
-    arrays = [k for k, x in enumerate(xs) if isinstance(x, np.ndarray)]
-    for k in reversed(arrays):
-        same = [j for j in arrays if j < k and xs[j].shape == xs[k].shape and xs[j].dtype == xs[k].dtype]
-        if same:
-            return [xs[same[0]] if j == k else x for j, x in enumerate(xs)]
-    return None
+    seen = {}  # (shape, dtype) -> the first array input of that kind
+    for x in xs:
+        if isinstance(x, np.ndarray):
+            seen.setdefault((x.shape, x.dtype), x)
+    pairs = [(k, seen[x.shape, x.dtype]) for k, x in enumerate(xs)
+             if isinstance(x, np.ndarray) and seen[x.shape, x.dtype] is not x]
+    if not pairs:
+        return None
+    k, first = pairs[-1]
+    return xs[:k] + [first] + xs[k + 1:]
 
 
 def check(program):
@@ -165,11 +169,14 @@ def check_batched(program):
             want = [eager(*first), eager(*second)]
         except (NotImplementedError, AttributeError):
             continue  # refused, as ``check`` checks of jit alone
-        for k, order in enumerate(((first, second), (second, first))):
-            batch = [x if axis is None else np.stack([x, y]) for x, y, axis in zip(*order, in_axes)]
-            got = autodiff.vmap(jitted, in_axes=in_axes)(*batch)
-            stacked = [np.stack(pair[::-1] if k else pair) for pair in zip(*want)]
-            _close(f"vmap({name}), call {k + 1}", got, stacked, program.dtype, bitwise=False)
+        for k, (a, b) in enumerate(((first, second), (second, first))):
+            got = autodiff.vmap(jitted, in_axes=in_axes)(*_stacked(a, b, in_axes))
+            expected = [np.stack(pair[::-1] if k else pair) for pair in zip(*want)]
+            _close(f"vmap({name}), call {k + 1}", got, expected, program.dtype, bitwise=False)
+
+
+def _stacked(a, b, in_axes):
+    return [x if axis is None else np.stack([x, y]) for x, y, axis in zip(a, b, in_axes)]
 
 
 def fuzz_against_eager(dtype, examples=EXAMPLES[False], explore=False):

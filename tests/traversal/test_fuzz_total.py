@@ -56,16 +56,15 @@ def models(draw):
     (the same ties) over another pool."""
     shapes = draw(st.lists(st.sampled_from(SHAPES), min_size=1, max_size=4))
     dtypes = draw(st.lists(st.sampled_from([np.float64, np.float32]), min_size=len(shapes), max_size=len(shapes)))
-    plain = st.sampled_from([None, "int", "relu", "int array"])
-    leaf = st.one_of(st.integers(0, len(shapes) - 1), plain)
+    leaf = st.one_of(st.tuples(st.just("array"), st.integers(0, len(shapes) - 1)),
+                     st.tuples(st.sampled_from(["None", "int", "string", "int array"]), st.none()))
     node = st.recursive(leaf, lambda kids: st.one_of(
-        st.dictionaries(st.sampled_from("abcd"), kids, min_size=1, max_size=3),
-        st.lists(kids, min_size=1, max_size=3),
-        st.lists(kids, min_size=1, max_size=3).map(tuple),
-        st.tuples(kids, kids, kids).map(lambda t: ("norm", t)),
-        kids.map(lambda k: ("twice", k)),
+        st.tuples(st.just("dict"), st.dictionaries(st.sampled_from("abcd"), kids, min_size=1, max_size=3)),
+        st.tuples(st.sampled_from(["list", "tuple"]), st.lists(kids, min_size=1, max_size=3)),
+        st.tuples(st.just("norm"), st.lists(kids, min_size=3, max_size=3)),
+        st.tuples(st.just("twice"), kids),
     ), max_leaves=10)
-    plan = {"model": draw(node)}  # grad takes a container (a bare None or string is refused)
+    plan = ("dict", {"model": draw(node)})  # grad takes a container (a bare None or string is refused)
 
     def build(pool):
         return _build(plan, pool)
@@ -77,26 +76,35 @@ def models(draw):
     return build, pool
 
 
+def _twice(kid):
+    shared = [kid]
+    return [shared, shared]  # one list object at two positions
+
+
+BUILD = {  # tag -> (the node from its built payload); "array" takes the pool's array of that number
+    "None": lambda _: None, "int": lambda _: 3, "string": lambda _: "relu", "int array": lambda _: np.arange(3),
+    "dict": dict, "list": list, "tuple": tuple, "norm": lambda kids: Norm(*kids), "twice": _twice,
+}
+
+
 def _build(plan, pool):
-    """The model ``plan`` describes over ``pool``'s arrays (recursion: a test's small trees)."""
-    if isinstance(plan, int) and not isinstance(plan, bool):
-        return pool[plan]
-    if plan == "int array":
-        return np.arange(3)
-    if plan == "int":
-        return 3
-    if isinstance(plan, dict):
-        return {k: _build(v, pool) for k, v in plan.items()}
-    if isinstance(plan, list):
-        return [_build(v, pool) for v in plan]
-    if isinstance(plan, tuple) and plan[:1] == ("norm",):
-        return Norm(*(_build(v, pool) for v in plan[1]))
-    if isinstance(plan, tuple) and plan[:1] == ("twice",):
-        shared = [_build(plan[1], pool)]
-        return [shared, shared]  # one list object at two positions
-    if isinstance(plan, tuple):
-        return tuple(_build(v, pool) for v in plan)
-    return plan
+    """The model ``plan`` (a ``(tag, payload)`` node) describes over ``pool``'s arrays (recursion: small trees)."""
+    tag, payload = plan
+    if tag == "array":
+        return pool[payload]
+    if type(payload) is dict:
+        return BUILD[tag]({k: _build(v, pool) for k, v in payload.items()})
+    if type(payload) is list:
+        return BUILD[tag]([_build(v, pool) for v in payload])
+    return BUILD[tag](None if payload is None else _build(payload, pool))
+
+
+def _children(x, trainable):
+    """``[(child, at a trainable position?)]`` of the model's node ``x``, in traversal order."""
+    if isinstance(x, Norm):
+        return [(x.gamma, trainable), (x.beta, trainable), (x.running_mean, False)]
+    values = x.values() if isinstance(x, dict) else x if isinstance(x, (list, tuple)) else ()
+    return [(v, trainable) for v in values]
 
 
 def _first_trainable(model):
@@ -104,20 +112,11 @@ def _first_trainable(model):
     found, seen, stack = [], set(), [(model, True)]
     while stack:
         x, trainable = stack.pop()
-        if isinstance(x, np.ndarray):
-            if trainable and x.dtype.kind == "f" and id(x) not in seen:
-                seen.add(id(x))
-                found.append(x)
-            continue
-        if isinstance(x, Norm):
-            kids = [(x.gamma, trainable), (x.beta, trainable), (x.running_mean, False)]
-        elif isinstance(x, dict):
-            kids = [(v, trainable) for v in x.values()]
-        elif isinstance(x, (list, tuple)):
-            kids = [(v, trainable) for v in x]
-        else:
-            continue
-        stack.extend(reversed(kids))  # depth first, children in order
+        if isinstance(x, np.ndarray) and trainable and x.dtype.kind == "f" and id(x) not in seen:
+            seen.add(id(x))
+            found.append(x)
+        elif not isinstance(x, np.ndarray):
+            stack.extend(reversed(_children(x, trainable)))  # depth first, children in order
     return found
 
 
