@@ -16,6 +16,7 @@ where eager took a fast one: ``test_op_table.py``), so it is held to that promis
 ``python -m pytest tests/jit/test_fuzz_jit.py --fuzz-long`` tries 2,500 new programs per dtype.
 """
 
+import os
 import warnings
 
 import numpy as np
@@ -24,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 
 import autodiff
 import autodiff.numpy as anp
+from tests.hypothesis_policy import DERANDOMIZE
 from tests.modes import REFERENCE
 
 pytest.importorskip("torch", reason="the fuzzer's op table imports torch; pip install -e '.[test]'")
@@ -181,10 +183,12 @@ def _stacked(a, b, in_axes):
 
 def fuzz_against_eager(dtype, examples=EXAMPLES[False], explore=False):
     """``check`` on ``examples`` programs of the fuzzer's ops in ``dtype``: a fixed sequence (derandomized, so a
-    red run is reproducible and CI cannot be flaky), or new programs with ``explore``."""
+    red run is reproducible and CI cannot be flaky; new ones under ``AUTODIFF_EXPLORE=1``), or new programs with
+    ``explore`` (``--fuzz-long``)."""
     ops = OPS if dtype == np.float64 else FLOAT32_OPS
 
-    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck), derandomize=not explore)
+    @settings(max_examples=examples, deadline=None, suppress_health_check=list(HealthCheck),
+              derandomize=bool(os.environ.get("CI")) if explore else DERANDOMIZE)
     @given(program=programs(dtype, ops))
     def fuzz(program):
         with np.errstate(all="ignore"), warnings.catch_warnings():

@@ -11,6 +11,7 @@ same ties, ``grad(jit(total))`` and ``vmap(grad(...))`` over two such models mus
 """
 
 import dataclasses
+import os
 
 import numpy as np
 import pytest
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 import autodiff
 import autodiff.numpy as anp
 import traversal as tv
+from tests.hypothesis_policy import DERANDOMIZE
 from tests.trees import leaves
 
 torch = pytest.importorskip("torch", reason="torch is the oracle; pip install -e '.[test]'")
@@ -177,7 +179,7 @@ def test_total_and_its_gradient_on_random_models_with_ties(request):
     long = request.config.getoption("--fuzz-long")
 
     @settings(max_examples=2000 if long else 80, deadline=None, suppress_health_check=list(HealthCheck),
-              derandomize=not long)
+              derandomize=bool(os.environ.get("CI")) if long else DERANDOMIZE)
     @given(made=models())
     def fuzz(made):
         with np.errstate(all="ignore"):
