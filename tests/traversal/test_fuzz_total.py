@@ -1,13 +1,15 @@
-"""``total`` on random models with ties: its value and gradient against torch, and the same under jit and vmap.
+"""``total`` on random tied models: value, gradient and Hessian-vector product against torch; jit and vmap too.
 
 Each model is a random nest of dicts, lists, tuples and a layer whose ``trainable`` leaves out a field, holding
 arrays drawn with replacement from a small pool (so one array sits at several positions, some of them not
 trainable), integer arrays, ints, strings and ``None``; a sub-list may itself appear twice.  The oracle walks
 the model on its own (depth first, fields in order, the layer's trainable fields only), keeps each array's
-first trainable occurrence (design.md sections 3 and 7) and asks torch for ``f``'s value and gradient there.
-Then ``total(f, model)`` must be their sum; ``grad`` of it must hold exactly those gradients, in that order, and
-``None`` everywhere else; ``jit(grad(...))`` traced on the model and called on a model of new values with the
-same ties, ``grad(jit(total))`` and ``vmap(grad(...))`` over two such models must give eager's gradient trees.
+first trainable occurrence (design.md sections 3 and 7) and asks torch for ``f``'s value, gradient and
+Hessian-vector product there.  Then ``total(f, model)`` must be their sum; ``grad`` of it must hold exactly those
+gradients, in that order, and ``None`` everywhere else; its Hessian-vector product along a tangent built by
+``fmap`` (which keeps the ties) torch's, laid out the same way.  ``jit(grad(...))`` and ``jit`` of the
+Hessian-vector product, traced on the model and called on a model of new values with the same ties,
+``grad(jit(total))`` and ``vmap(grad(...))`` over two such models must give eager's trees.
 """
 
 import dataclasses
@@ -134,12 +136,45 @@ def _oracle(model):
     return value, grads
 
 
+def _hvp_oracle(model):
+    """torch's Hessian-vector product of ``f`` at each first trainable occurrence, along ``_direction``'s entry."""
+    out = []
+    for x in _first_trainable(model):
+        t = torch.tensor(x, dtype=torch.float64, requires_grad=True)
+        (g,) = torch.autograd.grad(f_torch(t), t, create_graph=True)
+        (hv,) = torch.autograd.grad((g * torch.tensor(_step(x), dtype=torch.float64)).sum(), t)
+        out.append(hv.numpy())
+    return out
+
+
+def _step(x):
+    return (x * 0.5 + 1.0).astype(x.dtype)
+
+
+def _direction(model):
+    """A tangent for ``model`` built by ``fmap``, which keeps its ties (design.md section 9)."""
+    return tv.fmap(lambda x: _step(x) if tv.isnumeric(x) else x, model)
+
+
 def _loss(model):
     return tv.total(f, model)
 
 
+def _hvp(model, direction):
+    return autodiff.hvp(_loss, (model,), (direction,))[0]
+
+
 def _arrays(tree):
     return [leaf for _, leaf in leaves(tree) if isinstance(leaf, np.ndarray)]
+
+
+def _close_in_order(got, want, model):
+    """``got`` (a derivative's arrays in traversal order) is ``want``, one per distinct trainable array of ``model``,
+    each of that array's shape and dtype."""
+    assert len(got) == len(want), f"{len(got)} arrays in the derivative, {len(want)} distinct trainable arrays"
+    for a, b, x in zip(got, want, _first_trainable(model)):
+        assert a.dtype == x.dtype and a.shape == x.shape
+        np.testing.assert_allclose(a, b, rtol=1e-5 if a.dtype == np.float32 else 1e-12, atol=1e-6)
 
 
 def check(build, pool):
@@ -147,17 +182,16 @@ def check(build, pool):
     value, want = _oracle(model)
     assert np.isclose(float(_loss(model)), value, rtol=1e-6, atol=1e-6)
     g = autodiff.grad(_loss)(model)
-    got = _arrays(g)
-    assert len(got) == len(want), f"{len(got)} gradient arrays, {len(want)} distinct trainable arrays"
-    for a, b, x in zip(got, want, _first_trainable(model)):
-        assert a.dtype == x.dtype and a.shape == x.shape
-        np.testing.assert_allclose(a, b, rtol=1e-5 if a.dtype == np.float32 else 1e-12, atol=1e-6)
+    _close_in_order(_arrays(g), want, model)
     assert all(leaf is None or isinstance(leaf, np.ndarray) for _, leaf in leaves(g))
+    _close_in_order(_arrays(_hvp(model, _direction(model))), _hvp_oracle(model), model)
     jitted, through = autodiff.jit(autodiff.grad(_loss)), autodiff.grad(autodiff.jit(_loss))
+    jitted_hvp = autodiff.jit(_hvp)
     for m in (model, other, other):  # traced, then replayed twice
         eager = autodiff.grad(_loss)(m)
         tv.assert_tree_allclose(jitted(m), eager, rtol=1e-6)
         tv.assert_tree_allclose(through(m), eager, rtol=1e-6)
+        tv.assert_tree_allclose(jitted_hvp(m, _direction(m)), _hvp(m, _direction(m)), rtol=1e-6)
     _check_vmap(build, pool, [g, autodiff.grad(_loss)(other)])
 
 
