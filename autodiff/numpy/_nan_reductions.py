@@ -22,6 +22,7 @@ from ._binary import maximum
 from ._construction import astype
 from ._elementwise import divide, subtract, where
 from ._nondiff import NONDIFF
+from ._numpy_order import ddof_given, keepdims_given
 from ._reductions import _float_dtype, abs_squared, cumprod, cumsum, max, min, prod, root, sum
 
 
@@ -43,7 +44,7 @@ def nansum(a, axis=None, dtype=None, keepdims=False):
     >>> nansum(np.array([1.0, np.nan]))
     np.float64(1.0)
     """
-    return sum(_filled(a, 0)[0], axis=axis, dtype=dtype, keepdims=keepdims)
+    return sum(_filled(a, 0)[0], axis=axis, dtype=dtype, keepdims=keepdims_given("nansum", "out", keepdims))
 
 
 def nanprod(a, axis=None, keepdims=False):
@@ -52,7 +53,7 @@ def nanprod(a, axis=None, keepdims=False):
     >>> nanprod(np.array([2.0, np.nan, 3.0]))
     np.float64(6.0)
     """
-    return prod(_filled(a, 1)[0], axis=axis, keepdims=keepdims)
+    return prod(_filled(a, 1)[0], axis=axis, keepdims=keepdims_given("nanprod", "dtype", keepdims))
 
 
 def nancumsum(a, axis=None):
@@ -89,6 +90,7 @@ def nanmean(a, axis=None, keepdims=False):
     >>> nanmean(np.array([[1.0, np.nan], [2.0, 4.0]]), axis=1)
     array([1., 3.])
     """
+    keepdims = keepdims_given("nanmean", "dtype", keepdims)
     filled, nan = _filled(a, 0)
     count = _count(nan, axis, keepdims)
     _warn_if_empty(count, "Mean")
@@ -102,6 +104,7 @@ def nanvar(a, axis=None, ddof=0, keepdims=False):
     >>> nanvar(np.array([1.0, np.nan, 3.0]))
     np.float64(1.0)
     """
+    ddof, keepdims = ddof_given("nanvar", "dtype", ddof), keepdims_given("nanvar", "out", keepdims)
     filled, nan = _filled(a, 0)
     dof = maximum(_count(nan, axis, keepdims) - ddof, 0)
     _warn_if_empty(dof, "Degrees of freedom <= 0 for the variance")
@@ -117,6 +120,7 @@ def nanstd(a, axis=None, ddof=0, keepdims=False):
     >>> nanstd(np.array([1.0, np.nan, 3.0]))
     np.float64(1.0)
     """
+    ddof, keepdims = ddof_given("nanstd", "dtype", ddof), keepdims_given("nanstd", "out", keepdims)
     return root(nanvar(a, axis=axis, ddof=ddof, keepdims=keepdims))
 
 
@@ -126,6 +130,7 @@ def _none(v):
 
 def _extreme(reduce, fill, name):
     def extreme(a, axis=None, keepdims=False):
+        keepdims = keepdims_given(name, "out", keepdims)
         filled, nan = _filled(a, fill)
         out, empty = reduce(filled, axis=axis, keepdims=keepdims), NONDIFF["equal"](_count(nan, axis, keepdims), 0)
         if surely(_none, empty):

@@ -10,6 +10,7 @@ from ._broadcast import broadcast_to, dtype_of, shape_of
 from ._construction import from_nested
 from ._elementwise import divide, multiply
 from ._kinks import root
+from ._numpy_order import ddof_given, keepdims_given
 
 
 def _normalise_axis(axis, ndim):
@@ -36,7 +37,7 @@ def expand_reduced(g, x, axis, keepdims):
 
 
 def _sum(x, axis=None, keepdims=False, dtype=None):
-    return np.sum(x, axis=axis, keepdims=keepdims, dtype=dtype)
+    return np.sum(x, axis=axis, keepdims=keepdims_given("sum", "dtype", keepdims), dtype=dtype)
 
 
 def _magnitudes(x):
@@ -71,7 +72,7 @@ def mean(x, axis=None, keepdims=False, dtype=None):
     x = from_nested(x)
     shape = shape_of(x)
     count = int(np.prod([shape[a] for a in _normalise_axis(axis, len(shape))]))
-    total = sum(x, axis=axis, keepdims=keepdims, dtype=dtype)
+    total = sum(x, axis=axis, keepdims=keepdims_given("mean", "dtype", keepdims), dtype=dtype)
     return divide(total, np.asarray(count, dtype=dtype or _float_dtype(x)))
 
 
@@ -82,7 +83,7 @@ def _float_dtype(x):
 
 def _extreme(np_fun, name):
     def forward(x, axis=None, keepdims=False):
-        return np_fun(x, axis=axis, keepdims=keepdims)
+        return np_fun(x, axis=axis, keepdims=keepdims_given(name, "out", keepdims))
 
     prim = ArrayLikeFirst(forward, name)
 
@@ -122,7 +123,7 @@ defbatch(min, reduction(min))
 
 
 def _prod(x, axis=None, keepdims=False):
-    return np.prod(x, axis=axis, keepdims=keepdims)
+    return np.prod(x, axis=axis, keepdims=keepdims_given("prod", "dtype", keepdims))
 
 
 prod = ArrayLikeFirst(_prod, "prod")
@@ -181,6 +182,7 @@ def var(x, axis=None, ddof=0, keepdims=False):
     x = from_nested(x)
     from ._elementwise import subtract
 
+    ddof, keepdims = ddof_given("var", "dtype", ddof), keepdims_given("var", "out", keepdims)
     count = _count(shape_of(x), axis)
     centred = subtract(x, mean(x, axis=axis, keepdims=True))
     total = sum(abs_squared(centred), axis=axis, keepdims=keepdims)
@@ -205,7 +207,7 @@ def std(x, axis=None, ddof=0, keepdims=False):
     (1.0, 2.0)
     """
     x = from_nested(x)
-    spread = var(x, axis=axis, ddof=ddof, keepdims=keepdims)
+    spread = var(x, axis=axis, ddof=ddof_given("std", "dtype", ddof), keepdims=keepdims_given("std", "out", keepdims))
     if _count(shape_of(x), axis) == 1:  # a slice of one value: the variance is identically 0, no kink to pass
         return spread
     return root(spread)

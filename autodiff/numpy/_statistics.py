@@ -24,6 +24,7 @@ from ._elementwise import add, divide, multiply, sqrt, subtract
 from ._indexing import take
 from ._joining import concatenate
 from ._linalg import diagonal, matmul
+from ._numpy_order import keepdims_given
 from ._reductions import _float_dtype, max, mean, min, sum
 from ._shape import moveaxis, reshape, transpose
 from ._sorting import sort
@@ -35,7 +36,7 @@ def ptp(a, axis=None, keepdims=False):
     >>> ptp(np.array([[1.0, 5.0], [2.0, 2.0]]), axis=1)
     array([4., 0.])
     """
-    a = as_array(a)
+    a, keepdims = as_array(a), keepdims_given("ptp", "out", keepdims)
     return subtract(max(a, axis=axis, keepdims=keepdims), min(a, axis=axis, keepdims=keepdims))
 
 

@@ -67,3 +67,41 @@ def test_take_with_a_mode_from_an_empty_axis_says_so_as_numpy_does(mode):
         np.take(np.ones(0), [1], mode=mode)
     with pytest.raises(IndexError, match=r"autodiff.numpy.take: mode=.* takes from an empty axis"):
         anp.take(np.ones(0), [1], mode=mode)
+
+
+NUMPY_ORDER = [  # numpy-style positional calls: numpy's dtype or out where ours takes keepdims (or ddof)
+    ("sum", (0, np.float32), "sum: keepdims must be True or False, got <class 'numpy.float32'>; numpy's sum"),
+    ("sum", (0, "float32"), "sum: keepdims must be True or False, got 'float32'"),
+    ("mean", (0, None), "mean: keepdims must be True or False, got None; numpy's mean takes dtype"),
+    ("prod", (1, np.float64), "prod: keepdims .* numpy's prod takes dtype"),
+    ("max", (0, None), "max: keepdims .* numpy's max takes out there: ours has no out="),
+    ("min", (0, np.empty(3)), "min: keepdims must be True or False, got array"),
+    ("ptp", (0, None), "ptp: keepdims .* takes out"),
+    ("var", (0, None), "var: ddof must be a number, got None; numpy's var takes dtype there"),
+    ("std", (0, np.float64), "std: ddof must be a number"),
+    ("nansum", (0, None, None), "nansum: keepdims .* numpy's nansum takes out"),
+    ("nanprod", (0, None), "nanprod: keepdims"),
+    ("nanmean", (0, np.float64), "nanmean: keepdims"),
+    ("nanmax", (0, None), "nanmax: keepdims .* takes out"),
+    ("nanmin", (0, None), "nanmin: keepdims"),
+    ("nanvar", (0, np.float64), "nanvar: ddof must be a number"),
+    ("nanstd", (0, None), "nanstd: ddof"),
+]
+
+
+@pytest.mark.parametrize(("name", "args", "words"), NUMPY_ORDER, ids=[f"{n}{a[1:]!r}" for n, a, _ in NUMPY_ORDER])
+def test_numpys_positional_dtype_or_out_where_ours_reads_keepdims_is_refused_naming_the_fix(name, args, words):
+    """numpy raised "'NoneType' object cannot be interpreted as an integer" here, naming neither the op nor the fix;
+    ours names both, in eager code, under grad and under jit."""
+    x = X + 1.0
+    fn = getattr(anp, name)
+    with pytest.raises(TypeError, match=f"autodiff.numpy.{words}") as raised:
+        fn(x, *args)
+    assert "by keyword" in str(raised.value)
+    with pytest.raises(TypeError, match=f"autodiff.numpy.{words}"):
+        autodiff.grad(lambda v: anp.sum(fn(v, *args)))(x)
+    with pytest.raises(TypeError, match=f"autodiff.numpy.{words}"):
+        autodiff.jit(lambda v: fn(v, *args))(x)
+    # the same call with what follows axis by keyword, as numpy's, answers as numpy does
+    keywords = {"keepdims": True} if "keepdims" in words else {"ddof": 1}
+    np.testing.assert_allclose(fn(x, args[0], **keywords), getattr(np, name)(x, args[0], **keywords), rtol=1e-12)
