@@ -50,7 +50,6 @@ program <lambda>
   out %4
 """
 
-import functools
 import math
 
 import numpy as np
@@ -94,15 +93,17 @@ class Into:
 
 
 class FusedInto:
-    """A fused equation (:class:`~.fused.Fused`) whose kernel writes output ``j`` into operand ``positions[j]``
-    (``None``: a fresh array), each a different operand; listed as ``fused[5][into 0]`` (``fused[7][into 2, -]``
-    for two outputs, the second fresh).  Its first tiers (the body's replay) make fresh arrays; ``__call__``
+    """A fused equation (``fused``, a :class:`~.fused.Fused`) whose kernel writes output ``j`` into operand
+    ``positions[j]`` (``None``: a fresh array), each a different operand; listed as ``fused[5][into 0]``
+    (``fused[7][into 2, -]`` for two outputs, the second fresh).  ``fun`` is ``in_place``'s, the same run with
+    a kernel of its own that writes so; its first tiers (the body's replay) make fresh arrays.  ``__call__``
     (traced operands: an outer transform's) is the fused equation's replay through the primitives."""
 
     def __init__(self, fused, positions):
         self.fused, self.positions = fused, tuple(positions)
+        self.in_place = Fused(fused.body, fused.shape, fused.dtype, into=self.positions)
         self.__name__ = f"{fused.__name__}[into {', '.join('-' if p is None else str(p) for p in positions)}]"
-        self.fun = functools.partial(fused.fun, into=self.positions)
+        self.fun = self.in_place.fun
 
     def __call__(self, *operands):
         return self.fused(*operands)

@@ -52,7 +52,9 @@ def _into(program):
 
 
 def _kernels(program):
-    return [eq.prim for eq in program.equations if type(eq.prim) is Fused]
+    """The program's kernels: its fused equations', and the in-place ones of its planned fused equations."""
+    return [eq.prim if type(eq.prim) is Fused else eq.prim.in_place for eq in program.equations
+            if type(eq.prim) in (Fused, FusedInto)]
 
 
 def _agrees(program, planned, inputs):
@@ -74,14 +76,15 @@ def _every_tier(f, inputs, monkeypatch):
     assert _into(planned), planned
     monkeypatch.setattr(fused_module, "COMPILE_AFTER", 10**9)
     _agrees(program, planned, inputs)  # the body's replay
-    assert all(k.kernel is None for k in _kernels(program))
-    for k in _kernels(program):
+    kernels = _kernels(program) + _kernels(planned)
+    assert all(k.kernel is None for k in kernels)
+    for k in kernels:
         assert k.compile(), k.source
-    _agrees(program, planned, inputs)  # the kernel
-    assert not any(k.refused for k in _kernels(program))
+    _agrees(program, planned, inputs)  # the kernels: fresh outputs, and written in place
+    assert not any(k.refused for k in kernels)
     other = [a.astype(np.float32 if a.dtype == np.float64 else np.float64) for a in inputs]
     _agrees(program, planned, other)  # the kernel refuses another dtype: the replay
-    assert all(k.refused for k in _kernels(program))
+    assert all(k.refused for k in kernels)
     with monkeypatch.context() as m:  # numba off (fuse() would leave the program unfused): the replay runs
         m.setenv("NUMBA_DISABLE_JIT", "1")
         m.setattr(fused_module, "_kernels", {})
@@ -119,7 +122,7 @@ def test_several_outputs_each_written_into_its_own_operand(dtype, monkeypatch):
     assert [e.prim for e in planned.equations].count(ITEM) == 2
     a, b = x @ w1, x @ w2
     want = eq.prim.fused.fun(a, b)  # the kernel (compiled above), into fresh arrays
-    outs = eq.prim.fun(a, b)  # the kernel writing u into a, v into b
+    outs = eq.prim.fun(a, b)  # the in-place kernel writing u into a, v into b
     assert outs[0] is a and outs[1] is b
     _same_bits(list(outs), list(want))
 
@@ -142,14 +145,22 @@ def test_an_output_written_into_an_operand_that_a_later_line_reads(dtype, monkey
 
 
 def test_every_kernel_reads_all_its_inputs_before_it_writes_an_output():
-    """The order that makes writing into an operand safe, in each kernel above."""
+    """The order that makes writing into an operand safe, in each kernel above, fresh outputs or in place; an
+    output written in place goes through its operand's parameter, never a second parameter for the same array."""
     x, w1, w2 = _weights(np.float64, (3, 4), (4, 4), (4, 4))
     for f, inputs in ((_one_output, [x, w1]), (_two_outputs, [x, w1, w2]), (_read_after_written, [x, w1])):
-        for k in _kernels(fuse(_lowered(f, inputs))):
+        program = fuse(_lowered(f, inputs))
+        for k in _kernels(program) + _kernels(plan_buffers(program)):
             lines = k.source.splitlines()
-            reads = [n for n, line in enumerate(lines) if re.search(r"\ba\d+\[i\]", line)]
-            writes = [n for n, line in enumerate(lines) if re.search(r"\bo\d+\[i\] =", line)]
+            reads = [n for n, line in enumerate(lines) if re.search(r"= a\d+\[i\]$", line)]
+            writes = [n for n, line in enumerate(lines) if re.search(r"\b[ao]\d+\[i\] =", line)]
             assert len(reads) == k.body.n_inputs and max(reads) < min(writes), k.source
+            assert len(writes) == len(k.body.outputs), k.source
+            params = re.search(r"def kernel\((.*)\)", k.source).group(1).split(", ")
+            assert len(params) == k.body.n_inputs + k.into.count(None), k.source
+            for j, p in enumerate(k.into):
+                parameter = f"o{j}" if p is None else f"a{p}"
+                assert f"{parameter}[i] = " in k.source, k.source
 
 
 def test_an_input_an_output_and_a_viewed_value_are_never_written():
@@ -177,7 +188,7 @@ def test_an_operand_the_kernel_cannot_write_gets_a_fresh_output():
     """Not C-ordered (its flat view would be a copy) or read-only: the kernel writes a fresh array instead."""
     x, w = _weights(np.float64, (3, 4), (4, 5))
     [eq] = _into(plan_buffers(fuse(_lowered(_one_output, [x, w]))))
-    assert eq.prim.fused.compile()
+    assert eq.prim.fused.compile() and eq.prim.in_place.compile()
     readonly = x @ w
     readonly.flags.writeable = False
     for a in (np.asfortranarray(x @ w), readonly):
@@ -200,7 +211,7 @@ def test_jit_writes_fused_outputs_in_place_across_its_calls(monkeypatch):
         _same_bits([x], [kept])
     assert enabled("jit_planning") == bool(_into(planned.lower(x)))
     assert all(k.kernel for k in _kernels(unplanned.lower(x)))
-    assert all(eq.prim.fused.kernel for eq in _into(planned.lower(x)))
+    assert all(eq.prim.in_place.kernel for eq in _into(planned.lower(x)))
 
 
 def test_traced_operands_go_through_the_primitives():
