@@ -229,6 +229,7 @@ def test_vmap_of_grad_over_an_empty_batch(backend):
             assert grads.bias.shape == (0,) + layer.bias.shape
 
 
+@needs_onednn  # without the library, loading fails before the self-check (the next test's case)
 def test_a_failed_self_check_warns_once_and_the_reference_runs(monkeypatch):
     monkeypatch.setattr(_hooks, "REFERENCE", False)
     monkeypatch.setattr(_hooks, "OFF", frozenset())
