@@ -63,6 +63,7 @@ def install():
     fill("jit_planning", "a jitted program's elementwise ufuncs writing into operands that die there",
          jit_plan=planning.plan)
     fill("jit_specialise", "a jitted program's sums to a shape and matrix products with their axes and transposes "
-         "worked out once", jit_specialise=specialise.specialise)
+         "worked out once, and its sums, softmax and log_softmax along short rows in one loop",
+         jit_specialise=specialise.specialise)
     fill("jit_callsite", "a jitted program run by one generated Python function, not the interpreter",
          jit_callsite=codegen.callsite)
