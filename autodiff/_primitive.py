@@ -38,8 +38,11 @@ class Primitive:
         self.__wrapped__ = fun
         self.keywords = _keywords(fun)
         self.positional = _positional(fun)
+        self.most_positional = _most_positional(fun)
 
     def __call__(self, *args, **kwargs):
+        if len(args) > self.most_positional:
+            raise _too_many(self, args)
         top = None
         for a in args:
             if type(a) is Traced and (top is None or a.level > top.level):
@@ -92,6 +95,29 @@ def _positional(fun):
         return ()
     return tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
                  and p.default is p.empty)
+
+
+def _most_positional(fun):
+    """How many arguments ``fun`` takes by position (infinity with ``*args`` or no signature to read)."""
+    try:
+        params = inspect.signature(fun).parameters.values()
+    except (TypeError, ValueError):
+        return float("inf")
+    if any(p.kind is p.VAR_POSITIONAL for p in params):
+        return float("inf")
+    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+
+
+def _too_many(prim, args):
+    """The error for more positional arguments than the primitive takes (Python's own named a private function,
+    ``_cumsum() takes from 1 to 2 positional arguments``); numpy's order often differs after ``axis``."""
+    params = inspect.signature(prim.fun).parameters.values()
+    taken = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return TypeError(
+        f"{prim.__name__}: takes at most {len(taken)} arguments by position ({', '.join(taken)}), got {len(args)}; "
+        "pass the others by keyword, leaving out any it does not take (numpy's order may differ after these: its "
+        "dtype= or out=)"
+    )
 
 
 def _unknown_keyword(prim, kwargs):

@@ -36,6 +36,19 @@ def ddof_given(name, numpy_takes, ddof):
     return ddof
 
 
+def method_given(name, method):
+    """``method`` of ``quantile`` and ``percentile``, unless it is numpy's ``out`` (``None`` or an array), which
+    numpy's order puts there (``np.quantile(a, q, axis, out, overwrite_input, method, keepdims)``)."""
+    if method is None or isinstance(method, np.ndarray):
+        raise TypeError(f"autodiff.numpy.{name}: method must be a string, got {_shown(method)}; numpy's {name} takes "
+                        f"out there: {_fix('out')}, as {name}(x, q, axis, method='linear')")
+    return method
+
+
+def _shown(value):
+    return f"an array of shape {value.shape}" if isinstance(value, np.ndarray) else repr(value)
+
+
 def _fix(numpy_takes):
     if numpy_takes == "out":
         return "ours has no out= (a result is always a new array), so leave it out and pass what follows by keyword"

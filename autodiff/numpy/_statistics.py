@@ -24,7 +24,7 @@ from ._elementwise import add, divide, multiply, sqrt, subtract
 from ._indexing import take
 from ._joining import concatenate
 from ._linalg import diagonal, matmul
-from ._numpy_order import keepdims_given
+from ._numpy_order import keepdims_given, method_given
 from ._reductions import _float_dtype, max, mean, min, sum
 from ._shape import moveaxis, reshape, transpose
 from ._sorting import sort
@@ -85,7 +85,7 @@ def quantile(a, q, axis=None, method="linear", keepdims=False):
     >>> quantile(np.array([1.0, 2.0, 3.0, 4.0]), [0.25, 0.5])
     array([1.75, 2.5 ])
     """
-    if method != "linear":
+    if method_given("quantile", method) != "linear":
         raise NotImplementedError(f"autodiff.numpy.quantile: method={method!r}; only numpy's default, 'linear', "
                                   "is supported")
     q = np.asarray(q, np.float64)
@@ -125,6 +125,7 @@ def percentile(a, q, axis=None, method="linear", keepdims=False):
     >>> percentile(np.array([1.0, 2.0, 3.0]), 50)
     np.float64(2.0)
     """
+    method = method_given("percentile", method)
     return quantile(a, np.asarray(q, np.float64) / 100, axis=axis, method=method, keepdims=keepdims)
 
 
@@ -134,7 +135,7 @@ def median(a, axis=None, keepdims=False):
     >>> median(np.array([[1.0, 3.0], [2.0, 6.0]]), axis=1)
     array([2., 4.])
     """
-    return quantile(a, 0.5, axis=axis, keepdims=keepdims)
+    return quantile(a, 0.5, axis=axis, keepdims=keepdims_given("median", "out", keepdims))
 
 
 def cov(m, y=None, rowvar=True, bias=False, ddof=None, fweights=None, aweights=None, *, dtype=None):

@@ -75,7 +75,7 @@ NUMPY_ORDER = [  # numpy-style positional calls: numpy's dtype or out where ours
     ("mean", (0, None), "mean: keepdims must be True or False, got None; numpy's mean takes dtype"),
     ("prod", (1, np.float64), "prod: keepdims .* numpy's prod takes dtype"),
     ("max", (0, None), "max: keepdims .* numpy's max takes out there: ours has no out="),
-    ("min", (0, np.empty(3)), "min: keepdims must be True or False, got array"),
+    ("min", (0, np.zeros(3)), "min: keepdims must be True or False, got array"),
     ("ptp", (0, None), "ptp: keepdims .* takes out"),
     ("var", (0, None), "var: ddof must be a number, got None; numpy's var takes dtype there"),
     ("std", (0, np.float64), "std: ddof must be a number"),
@@ -86,6 +86,8 @@ NUMPY_ORDER = [  # numpy-style positional calls: numpy's dtype or out where ours
     ("nanmin", (0, None), "nanmin: keepdims"),
     ("nanvar", (0, np.float64), "nanvar: ddof must be a number"),
     ("nanstd", (0, None), "nanstd: ddof"),
+    ("median", (0, None), "median: keepdims must be True or False, got None; numpy's median takes out"),
+    ("median", (0, np.zeros(3)), "median: keepdims .* got array"),  # it answered keepdims=True before
 ]
 
 
@@ -105,3 +107,29 @@ def test_numpys_positional_dtype_or_out_where_ours_reads_keepdims_is_refused_nam
     # the same call with what follows axis by keyword, as numpy's, answers as numpy does
     keywords = {"keepdims": True} if "keepdims" in words else {"ddof": 1}
     np.testing.assert_allclose(fn(x, args[0], **keywords), getattr(np, name)(x, args[0], **keywords), rtol=1e-12)
+
+
+@pytest.mark.parametrize("name, q", [("quantile", 0.3), ("percentile", 30.0)])
+@pytest.mark.parametrize("out", [None, np.empty(3)], ids=["None", "array"])
+def test_numpys_positional_out_where_quantile_reads_method_is_refused_naming_the_fix(name, q, out):
+    """numpy's quantile takes out fourth, ours method: it said "method=None; only 'linear' is supported"."""
+    x, fn = X + 1.0, getattr(anp, name)
+    for call in (lambda: fn(x, q, 0, out), lambda: autodiff.grad(lambda v: anp.sum(fn(v, q, 0, out)))(x),
+                 lambda: autodiff.jit(lambda v: fn(v, q, 0, out))(x)):
+        with pytest.raises(TypeError, match=f"autodiff.numpy.{name}: method must be a string, got .*; numpy's "
+                                            f"{name} takes out there: ours has no out="):
+            call()
+    np.testing.assert_allclose(fn(x, q, 0, method="linear"), getattr(np, name)(x, q, 0, method="linear"),
+                               rtol=1e-12)
+
+
+@pytest.mark.parametrize("name, args", [("cumsum", (0, np.float32)), ("cumprod", (0, None)),
+                                        ("sum", (0, False, None, None))])
+def test_more_positional_arguments_than_a_primitive_takes_are_refused_naming_it(name, args):
+    """Python's own error named the private function (``_cumsum() takes from 1 to 2 positional arguments``)."""
+    x, fn = X + 1.0, getattr(anp, name)
+    for call in (lambda: fn(x, *args), lambda: autodiff.grad(lambda v: anp.sum(fn(v, *args)))(x),
+                 lambda: autodiff.jit(lambda v: fn(v, *args))(x), lambda: autodiff.vmap(lambda v: fn(v, *args))(x)):
+        with pytest.raises(TypeError, match=rf"^{name}: takes at most \d arguments by position \(\w+, .*\), got "
+                                            rf"{len(args) + 1}; pass the others by keyword"):
+            call()
