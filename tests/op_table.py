@@ -425,6 +425,7 @@ OPS = [
     Op("cross axes", lambda a, b: anp.cross(a, b, axisa=0, axisb=1, axisc=0), plain(st.just(((3, 2), (2, 3))))),
     Op("kron", anp.kron, plain(st.sampled_from([((2, 3), (2, 2)), ((3,), (2, 1)), ((), (2,)), ((2, 1, 2), (3, 2))]))),
     Op("diff", lambda x: anp.diff(x, axis=0), plain(one(nonempty_shape()))),
+    Op("unwrap", lambda x: anp.unwrap(x * 6.0, axis=0), plain(one(nonempty_shape()))),  # steps beyond pi
     Op("diff n=2 ends", lambda x, y: anp.diff(x, n=2, prepend=y[0, 0], append=y[..., 1:]),
        plain(st.just(((2, 3), (2, 2))))),
     Op("gradient", lambda x: anp.gradient(x, axis=-1),

@@ -15,7 +15,7 @@ import numpy as np
 
 from .. import _ops
 from . import _batch_named, _indexing, _interop, _methods, fft, linalg  # noqa: F401  (_batch_named registers rules)
-from ._angles import angle, deg2rad, degrees, rad2deg, radians
+from ._angles import angle, deg2rad, degrees, rad2deg, radians, unwrap
 from ._array_api import (
     acos,
     acosh,
@@ -175,7 +175,7 @@ __all__ = [
     # construction
     "array", "asarray", "full",
     # elementwise and shape, from autograd's and JAX's surface
-    "tril", "triu", "remainder", "mod", "deg2rad", "rad2deg", "degrees", "radians", "fabs", "sinc",
+    "tril", "triu", "remainder", "mod", "deg2rad", "rad2deg", "degrees", "radians", "unwrap", "fabs", "sinc",
     "logaddexp2", "angle", "nan_to_num", "real_if_close", "array_split", "hsplit", "vsplit", "dsplit",
     "column_stack", "atleast_1d", "atleast_2d", "atleast_3d", "rollaxis", "flipud", "fliplr", "rot90",
     "append", "select", "cross", "kron", "diff", "gradient", "linspace", "sort", "partition",

@@ -65,7 +65,6 @@ ABSENT = {
     "nanquantile": _NO_RULE,
     "nextafter": _NO_RULE + ": it moves x1 by one ulp, so its derivative in x1 is 1, not the 0 a plain helper "
                  "would give",
-    "unwrap": _NO_RULE + " (x plus a correction that is a step function of x)",
     "i0": "autodiff.scipy.special.i0 (scipy's own home for it, with its rules)",
     "row_stack": "deprecated by numpy 2.0; anp.vstack",
     "char": "string arrays", "strings": "string arrays", "rec": _MATRIX, "ma": "masked arrays: anp.where",

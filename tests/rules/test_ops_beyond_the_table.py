@@ -89,6 +89,9 @@ SAME_AS_NUMPY = [
     ("partition", lambda m, a: m.partition(a, 2), (A,)),
     ("partition several", lambda m, a: m.partition(a, [0, 2], axis=0), (A,)),
     ("where", lambda m, a, b: m.where(a > 0, a, b), (A, P)),
+    ("unwrap", lambda m, a: m.unwrap(a * 6.0), (A,)),  # steps beyond pi: whole periods added
+    ("unwrap axis period", lambda m, a: m.unwrap(a * 4.0, discont=2.0, axis=0, period=5.0), (A,)),
+    ("unwrap half periods", lambda m, a: m.unwrap(m.round(a * 4.0) * (m.pi / 2)), (A,)),  # steps of exactly pi
 ]
 
 
@@ -127,6 +130,7 @@ ARRAY_LIKE_CALLS = {
     "gradient": lambda m: m.gradient(LISTS), "sort": lambda m: m.sort(LISTS), "flipud": lambda m: m.flipud(LISTS),
     "rot90": lambda m: m.rot90(LISTS), "cross": lambda m: m.cross(LISTS[0], LISTS[1]),
     "kron": lambda m: m.kron(LISTS[0], [1.0, 3.0]), "partition": lambda m: m.partition(LISTS[1], 1),
+    "unwrap": lambda m: m.unwrap(LISTS),
 }
 
 
@@ -308,3 +312,29 @@ def test_real_in_real_out_through_complex_angle():
     (torch.atan2(ty, tx) ** 2).sum().backward()
     np.testing.assert_allclose(ours, (tx.grad.numpy(), ty.grad.numpy()), rtol=1e-12)
     assert math.isclose(autodiff.grad(lambda t: anp.angle(1.0 + 1j * t))(0.0), 1.0)
+
+
+def test_unwrap_recomputes_its_periods_for_each_input_under_jit_and_vmap():
+    """The added periods are a plain result (no derivative), but they depend on the input: a jitted unwrap must
+    compute them on every call, not keep the traced call's as a constant, and vmap per example."""
+    p = np.random.default_rng(7).standard_normal((5, 9)) * 6.0
+    jitted = autodiff.jit(lambda q: anp.unwrap(q, axis=0))
+    for q in (p, p * 2.0, -p):
+        np.testing.assert_array_equal(jitted(q), np.unwrap(q, axis=0))
+    assert jitted.cache_info().traces == 1
+    np.testing.assert_array_equal(autodiff.vmap(anp.unwrap)(p), np.unwrap(p, axis=-1))
+    np.testing.assert_array_equal(autodiff.vmap(lambda q: anp.unwrap(q, axis=0), in_axes=1, out_axes=1)(p),
+                                  np.unwrap(p, axis=0))
+    weights = np.arange(p.size, dtype=float).reshape(p.shape)
+    np.testing.assert_array_equal(autodiff.grad(lambda q: anp.sum(anp.unwrap(q) * weights))(p), weights)
+
+
+@pytest.mark.parametrize("value, error, words", [
+    (np.float64(1.0), ValueError, "unwrap: p is a 0-d value, with no axis to unwrap along"),
+    (np.ones(3, np.complex128), TypeError, "unwrap: p is complex, and unwrap takes real phases"),
+])
+def test_unwrap_refuses_what_numpy_refuses_naming_the_fix(value, error, words):
+    with pytest.raises(Exception):  # noqa: B017 (numpy's own: a ValueError or TypeError from inside)
+        np.unwrap(value)
+    with pytest.raises(error, match=f"autodiff.numpy.{words}"):
+        anp.unwrap(value)
