@@ -24,7 +24,7 @@ import autodiff
 import autodiff.numpy as anp
 from autodiff import JitFallbackWarning
 from autodiff._accel import fused as fused_module
-from autodiff._accel import fusion
+from autodiff._accel import fusion, rows
 from autodiff._accel.formulas import FORMULAS, arity
 from autodiff._accel.fused import Fused
 from autodiff._accel.fusion import ITEM, VECTOR_MATH_ABOVE, fuse
@@ -363,12 +363,17 @@ def test_under_the_reference_jit_runs_the_plain_program():
 @needs_kernels
 def test_random_programs_run_on_their_kernels_as_eager_code_runs(monkeypatch):
     """The differential fuzzer's programs under jit (tests/jit/test_fuzz_jit.py), each fused run compiled at its
-    first replay: kernels cut from programs no one wrote (a run's values read after it, several outputs, planned
-    into dying operands) against eager code, within jit's promise."""
+    first replay and each reduction along short rows on its loop (autodiff/_accel/rows.py) from its first call:
+    kernels cut from programs no one wrote (a run's values read after it, several outputs, planned into dying
+    operands) against eager code, within jit's promise."""
     from tests.jit.test_fuzz_jit import fuzz_against_eager
 
     launched, launch = [], Fused._launch
     monkeypatch.setattr(fused_module, "COMPILE_AFTER", 0)
     monkeypatch.setattr(Fused, "_launch", lambda self, *args: launched.append(self) or launch(self, *args))
+    rowwise, by_rows = [], rows._rowwise
+    monkeypatch.setattr(rows, "COMPILE_AFTER", 0)
+    monkeypatch.setattr(rows, "_rowwise", lambda *args: rowwise.append(args[0]) or by_rows(*args))
     fuzz_against_eager(np.float64, 40)
     assert len(launched) >= 100  # the programs do run kernels (a run of 2 fuses here: the autouse fixture)
+    assert len(rowwise) >= 10, len(rowwise)  # and row loops (sum, softmax and log_softmax along the last axis)
