@@ -65,6 +65,8 @@ class Fused:
     """A run of elementwise equations as one equation's primitive: ``fun(*operands)`` is the run's outputs (one
     array, or a tuple of them), ``body`` the run as a program, ``source`` its kernel's code."""
 
+    shape_follows_operands = True  # the call-site form checks no shape after it (codegen.follows_operands)
+
     def __init__(self, body, shape, dtype, into=()):
         self.__name__ = body.name
         self.body, self.shape, self.dtype = body, shape, np.dtype(dtype)

@@ -59,6 +59,8 @@ _SCALARS = (int, float, np.integer, np.floating)  # bool is an int, but numpy do
 class _Item:
     """The program's ``item``: one value of a fused equation that makes several."""
 
+    shape_follows_operands = True  # the call-site form checks no shape after it (codegen.follows_operands)
+
     __name__ = "item"
     fun = staticmethod(operator.getitem)
     __call__ = staticmethod(operator.getitem)

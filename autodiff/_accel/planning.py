@@ -75,6 +75,8 @@ class Into:
     operands: an outer transform's) is the primitive itself.  The call-site form reads ``writes_into`` and calls
     the ufunc with ``out=`` itself (:mod:`autodiff._jit.passes.codegen`)."""
 
+    shape_follows_operands = True  # the call-site form checks no shape after it (codegen.follows_operands)
+
     def __init__(self, prim, position):
         self.prim, self.writes_into = prim, position
         self.__name__ = f"{prim.__name__}[into {position}]"
@@ -98,6 +100,8 @@ class FusedInto:
     (``fused[7][into 2, -]`` for two outputs, the second fresh).  ``fun`` is ``in_place``'s, the same run with
     a kernel of its own that writes so; its first tiers (the body's replay) make fresh arrays.  ``__call__``
     (traced operands: an outer transform's) is the fused equation's replay through the primitives."""
+
+    shape_follows_operands = True  # the call-site form checks no shape after it (codegen.follows_operands)
 
     def __init__(self, fused, positions):
         self.fused, self.positions = fused, tuple(positions)

@@ -55,6 +55,8 @@ class Specialised:
     """A primitive as one equation of a program calls it: ``fun`` does the arithmetic for the traced shapes, on the
     equation's own operands; ``__call__`` (traced operands: an outer transform's) is the primitive itself."""
 
+    shape_follows_operands = True  # the call-site form checks no shape after it (codegen.follows_operands)
+
     def __init__(self, prim, fun, note):
         self.prim, self.fun = prim, fun
         self.__name__ = f"{prim.__name__}[{note}]"
