@@ -7,10 +7,12 @@ the ufunc writes into that array (``np.add(a, b, out=a)``) instead of a fresh on
 the values are bitwise the plain ones; what changes is the memory: no allocation (a page fault per 4 KiB for a
 large array), a working set that stays in cache, and a lower peak.
 
-A fused equation (:mod:`.fusion`) over more than :data:`FUSED_INTO_ABOVE` elements does the same: each of its
-outputs may take a different recyclable operand (:class:`FusedInto`).  Its kernel reads element ``i`` of every
-operand before it writes element ``i`` of any output (:mod:`.fused`), so its values are bitwise the unplanned
-kernel's; until the kernel is compiled (and where numba is off) the body's replay makes fresh arrays.
+A fused equation (:mod:`.fusion`) does the same: each of its outputs may take a different recyclable operand
+(:class:`FusedInto`).  Its kernel reads element ``i`` of every operand before it writes element ``i`` of any output
+(:mod:`.fused`), so its values are bitwise the unplanned kernel's; until the kernel is compiled (and where numba is
+off) the body's replay makes fresh arrays.  On small arrays too: MAML's meta-step (80 fused equations on 10 and 400
+values) ran 2-4% faster with them in place than with fresh outputs (two runs of 30 alternating rounds, AMD EPYC,
+Zen 3, 2026-12-07).
 
 An operand is **recyclable** when all of these hold:
 
@@ -42,7 +44,7 @@ program <lambda>
 [array([2., 2., 2.])]
 >>> from autodiff._accel.fusion import fuse_runs
 >>> f = lambda x: ((x @ x) * 0.9 + 0.1) * 2.0
->>> print(plan_buffers(fuse_runs(autodiff.jit(f, passes=()).lower(np.eye(80)))))  # over FUSED_INTO_ABOVE
+>>> print(plan_buffers(fuse_runs(autodiff.jit(f, passes=()).lower(np.eye(80)))))
 program <lambda>
   in  %0:float64[80,80]
   %1 = matmul(%0, %0) -> float64[80,80]
@@ -50,20 +52,13 @@ program <lambda>
   out %4
 """
 
-import math
 
 import numpy as np
 
 from .._jit.program import Aval, Var, last_reads
 from ..numpy import _elementwise, _linalg
 from .fused import Fused
-from .fusion import ITEM, SMALL
-
-# Elements above which a fused kernel writes into a dying operand.  Over fewer, a fresh output costs less than the
-# operand's layout check and the keyword argument: MAML's meta-step (80 fused equations on 10 and 400 values) ran
-# about 4% slower with them in place than with fresh outputs, three runs of 15 rounds each (AMD EPYC, Zen 3,
-# 2026-12-07).
-FUSED_INTO_ABOVE = SMALL
+from .fusion import ITEM
 
 # Primitives that are not ufuncs but, like them, return a new array and keep no view of their operands.
 FRESH = frozenset((_linalg.matmul_nt, _linalg.matmul_tn, _elementwise.tanh, _elementwise.tanh_backward,
@@ -142,8 +137,6 @@ def _fused_into(eq, k, program, owner, last):
     """``eq``, a fused equation, with its outputs written in order into its recyclable operands, one each (fusion
     lists each value a run reads once, so they are different arrays), the rest fresh."""
     fused, n = eq.prim, len(eq.prim.body.outputs)
-    if math.prod(fused.shape) <= FUSED_INTO_ABOVE:
-        return eq
     positions = _recyclable(eq, k, Aval(fused.shape, fused.dtype), program, owner, last)[:n]
     if not positions:
         return eq
