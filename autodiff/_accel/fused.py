@@ -14,11 +14,17 @@ program reads.  It runs in tiers, so a program's first calls cost no compilation
 Each output of the kernel is a fresh array, or an operand's own array when buffer planning (:mod:`.planning`)
 found one that dies there (``into``: per output, the operand's position).  That is safe because the kernel reads
 element ``i`` of every input into a local before it writes element ``i`` of any output, and never reads element
-``i`` again (:func:`kernel_source` keeps this order).  Such an output is not a parameter of its own: the kernel
-writes it through the operand's own parameter (``a0[i] = v7``), so numba's compiler sees one array read and written
-at the same index and vectorises the loop.  Passed twice, as an input and as an output, the one array fails the
+``i`` again (:func:`kernel_source` keeps this order).  The kernel writes such an output through the operand's own
+flat view (``x0[i] = v7``), so numba's compiler sees one array read and written at the same index and vectorises
+the loop.  Passed twice, as an input and as an output, the one array fails the
 compiler's run-time check that the two do not overlap, and the unvectorised loop runs: on 8192 float32 values
 (the small HVP's last fused run) 7.7 µs against 2.6 for a fresh output (AMD EPYC, Zen 3, 2026-12-07).
+
+The kernel takes the operands as they are (arrays of the traced shape, C-ordered) and makes its fresh outputs
+itself, so a launch costs numba's dispatch and little more: on MAML's fused runs of 10 values, 1.0 µs against
+3.9 when Python flattened the operands and made the outputs (AMD EPYC, Zen 3, 2026-12-07).  An operand of
+another layout (a transpose's view) or a read-only one to write into is copied to a C-ordered, writable array
+first.
 
 With numba switched off (``NUMBA_DISABLE_JIT``, ``AUTODIFF_ACCEL_OFF=kernels``) or unable to compile (one
 warning), and for any call the kernel refuses (a value of another dtype), the body's replay runs: never a wrong
@@ -56,7 +62,7 @@ from .formulas import FORMULAS
 
 COMPILE_AFTER = 10  # calls replayed before the kernel compiles (a fraction of a second; numba's first, longer)
 
-_kernels = {}  # source -> compiled kernel (False: numba could not): equal runs share one
+_kernels = {}  # (source, axes) -> compiled kernel (False: numba could not): equal runs share one
 _lock = threading.Lock()
 _warned = []
 
@@ -101,10 +107,11 @@ class Fused:
         """Compile the kernel now (or find it compiled for an equal run); ``False`` when numba cannot."""
         with _lock:
             if self.kernel is None:
-                source = self.source
-                if source not in _kernels:
-                    _kernels[source] = _compile(source, self.dtype, self.body.n_inputs, self.into)
-                self.kernel = _kernels[source]
+                key = self.source, len(self.shape)  # one kernel per number of axes (its signature's)
+                if key not in _kernels:
+                    _kernels[key] = _compile(self.source, self.dtype, self.body.n_inputs, self.into,
+                                             len(self.shape))
+                self.kernel = _kernels[key]
         return self.kernel
 
     @property
@@ -115,72 +122,84 @@ class Fused:
         return self._source
 
     def _launch(self, kernel, operands):
-        arrays = [a for a in operands if type(a) is np.ndarray and a.shape == self.shape]  # never past an end
-        if len(arrays) == len(operands):
-            outs = [np.empty(self.shape, self.dtype) if p is None else _writable(arrays, p) for p in self.into]
-            fresh = [out.reshape(-1) for out, p in zip(outs, self.into) if p is None]
+        """The kernel on the operands as they are; on C-ordered, writable copies where it refused them (a view of
+        another layout, a read-only array to write into); the replay where it refuses those too (another dtype)
+        or a shape is not the traced one (checked here for the first operand, by the kernel for the others,
+        before it reads or writes)."""
+        if getattr(operands[0], "shape", None) == self.shape:  # the kernel checks the others against this one
             try:
-                kernel(*[a.reshape(-1) for a in arrays], *fresh)
-                return outs[0] if len(outs) == 1 else tuple(outs)
-            except Exception:  # an operand of another dtype than traced: numba refuses it
+                return kernel(*operands)
+            except Exception:
+                pass
+            try:
+                return kernel(*[np.require(a, requirements="CW") for a in operands])
+            except Exception:
                 pass
         self.refused += 1  # the replay is never wrong
         return self(*operands)
 
 
-def _writable(arrays, position):
-    """Operand ``position``'s array, for an output to be written into: itself when the kernel can write it in its
-    own memory (C order, so its ``reshape(-1)`` is no copy; writable), else (in ``arrays`` too) a copy."""
-    a = arrays[position]
-    flags = a.flags
-    if not (flags.c_contiguous and flags.writeable):
-        a = arrays[position] = np.array(a, order="C")
-    return a
-
-
 def kernel_source(body, dtype, into=()):
-    """The numba source of ``body``'s kernel: ``kernel(a0, ..., o0, ...)`` over 1-D arrays of ``dtype``.
+    """The numba source of ``body``'s kernel: ``kernel(a0, ...)`` over arrays of ``dtype`` and one shape, returning
+    the outputs.
 
-    The loop body reads element ``i`` of every input first and writes element ``i`` of the outputs last, so an
-    output may go into an input's own array: output ``j`` is written into ``a<into[j]>`` where ``into`` names an
-    operand (that array is then no read-only parameter), into a parameter ``o<j>`` of its own where it says
-    ``None`` or is empty.  No line reads an element already written.
+    It checks that its operands share the first one's shape (its caller checks that one), then loops once over
+    their elements (``x0``, ... are their flat views): whatever the shape, one kernel per number of axes.  The
+    loop body reads element ``i`` of every input first and writes element ``i`` of the outputs last, so an output
+    may go into an input's own array: output ``j`` is written into ``a<into[j]>`` where ``into`` names an operand
+    (that array is then no read-only parameter), into a new array ``o<j>`` where it says ``None`` or is empty.  No
+    line reads an element already written.
 
     Scalar constants become module constants of the kernel's dtype (``k0``), written exactly (``float.hex``).
 
     >>> import numpy as np, autodiff, autodiff.numpy as anp
     >>> body = autodiff.jit(lambda x, y: (x * 2.0 + y, x - y), passes=()).lower(np.ones(2), np.ones(2))
     >>> print(kernel_source(body, np.float64, into=(1, None)).split("def ")[1])
-    kernel(a0, a1, o1):
-        for i in range(a0.size):
-            v0 = a0[i]
-            v1 = a1[i]
+    kernel(a0, a1):
+        if a1.shape != a0.shape:
+            raise ValueError("fused kernel: an operand's shape is not the first one's")
+        o1 = np.empty(a0.shape, a0.dtype)
+        x0, x1, y1 = a0.reshape(-1), a1.reshape(-1), o1.reshape(-1)
+        for i in range(x0.size):
+            v0 = x0[i]
+            v1 = x1[i]
             v2 = v0 * k0
             v3 = v2 + v1
             v4 = v0 - v1
-            a1[i] = v3
-            o1[i] = v4
+            x1[i] = v3
+            y1[i] = v4
+        return a1, o1
     <BLANKLINE>
     """
     into = tuple(into) or (None,) * len(body.outputs)
+    n = body.n_inputs
     constants, lines = {}, []
-    for k in range(body.n_inputs):
-        lines.append(f"        v{k} = a{k}[i]")
+    for k in range(n):
+        lines.append(f"        v{k} = x{k}[i]")
     for prim, operands, _, out in body.equations:
         names = [f"v{a.ref}" if type(a) is Var else _constant(constants, a, dtype) for a in operands]
         lines.append(f"        v{out} = {FORMULAS[prim].format(*names)}")
-    lines += [f"        {_written(j, p)}[i] = v{o.ref}" for j, (o, p) in enumerate(zip(body.outputs, into))]
-    arrays = [f"a{k}" for k in range(body.n_inputs)] + [_written(j, p) for j, p in enumerate(into) if p is None]
+    lines += [f"        {_flat(j, p)}[i] = v{o.ref}" for j, (o, p) in enumerate(zip(body.outputs, into))]
+    fresh = [j for j, p in enumerate(into) if p is None]
+    views = [f"x{k}" for k in range(n)] + [f"y{j}" for j in fresh]
+    arrays = [f"a{k}" for k in range(n)] + [f"o{j}" for j in fresh]
     kind = np.dtype(dtype).name
     header = ["import numpy as np", "", f"ONE = np.{kind}(1.0)"]
     header += [f"{name} = np.{kind}(float.fromhex({text!r}))" for text, name in constants.items()]
-    loop = ["", "", f"def kernel({', '.join(arrays)}):", f"    for i in range({arrays[0]}.size):"]
-    return "\n".join(header + loop + lines) + "\n"
+    prologue = ["", "", f"def kernel({', '.join(f'a{k}' for k in range(n))}):"]
+    if n > 1:
+        prologue += [f"    if {' or '.join(f'a{k}.shape != a0.shape' for k in range(1, n))}:",
+                     "        raise ValueError(\"fused kernel: an operand's shape is not the first one's\")"]
+    prologue += [f"    o{j} = np.empty(a0.shape, a0.dtype)" for j in fresh]
+    prologue += [f"    {', '.join(views)} = {', '.join(f'{a}.reshape(-1)' for a in arrays)}",
+                 "    for i in range(x0.size):"]
+    returns = ", ".join(f"o{j}" if p is None else f"a{p}" for j, p in enumerate(into))
+    return "\n".join(header + prologue + lines + [f"    return {returns}"]) + "\n"
 
 
-def _written(j, position):
-    """The parameter output ``j`` is written through: its operand's, else its own."""
-    return f"o{j}" if position is None else f"a{position}"
+def _flat(j, position):
+    """The flat view output ``j`` is written through: its operand's, else its own array's."""
+    return f"y{j}" if position is None else f"x{position}"
 
 
 def _constant(constants, value, dtype):
@@ -189,9 +208,9 @@ def _constant(constants, value, dtype):
     return constants.setdefault(text, f"k{len(constants)}")
 
 
-def _compile(source, dtype, n_inputs, into):
-    """The compiled kernel of ``source`` (``n_inputs`` operands, outputs written ``into`` them or fresh), or
-    ``False`` (numba switched off, missing, or failing: warned once)."""
+def _compile(source, dtype, n_inputs, into, ndim):
+    """The compiled kernel of ``source`` (``n_inputs`` operands of ``ndim`` axes, outputs written ``into`` them or
+    new), or ``False`` (numba switched off, missing, or failing: warned once)."""
     if not numba_jit.use_numba():
         return False
     try:
@@ -199,9 +218,9 @@ def _compile(source, dtype, n_inputs, into):
 
         function, cached = _define(source)
         t, d = numba.types, numba.from_dtype(np.dtype(dtype))
-        written, fresh = numba_jit.writable(t, d, 1), [p for p in into if p is None]
-        inputs = [written if k in into else numba_jit.readonly(t, d, 1, "C") for k in range(n_inputs)]
-        signature = t.void(*inputs, *[written] * len(fresh))
+        written, read = t.Array(d, ndim, "C"), numba_jit.readonly(t, d, ndim, "C")
+        params = [written if k in into else read for k in range(n_inputs)]
+        signature = (written if len(into) == 1 else t.Tuple([written] * len(into)))(*params)
         return numba.njit([signature], cache=cached, nogil=True, error_model="numpy")(function)
     except Exception as error:  # the replay is never wrong: say so once, and keep it
         if not _warned:

@@ -145,21 +145,23 @@ def test_an_output_written_into_an_operand_that_a_later_line_reads(dtype, monkey
 
 def test_every_kernel_reads_all_its_inputs_before_it_writes_an_output():
     """The order that makes writing into an operand safe, in each kernel above, fresh outputs or in place; an
-    output written in place goes through its operand's parameter, never a second parameter for the same array."""
+    output written in place goes through its operand's own flat view and is returned as that operand, never a
+    second array over the same memory."""
     x, w1, w2 = _weights(np.float64, (3, 4), (4, 4), (4, 4))
     for f, inputs in ((_one_output, [x, w1]), (_two_outputs, [x, w1, w2]), (_read_after_written, [x, w1])):
         program = fuse(_lowered(f, inputs))
         for k in _kernels(program) + _kernels(plan_buffers(program)):
             lines = k.source.splitlines()
-            reads = [n for n, line in enumerate(lines) if re.search(r"= a\d+\[i\]$", line)]
-            writes = [n for n, line in enumerate(lines) if re.search(r"\b[ao]\d+\[i\] =", line)]
+            reads = [n for n, line in enumerate(lines) if re.search(r"= x\d+\[i\]$", line)]
+            writes = [n for n, line in enumerate(lines) if re.search(r"\b[xy]\d+\[i\] =", line)]
             assert len(reads) == k.body.n_inputs and max(reads) < min(writes), k.source
             assert len(writes) == len(k.body.outputs), k.source
             params = re.search(r"def kernel\((.*)\)", k.source).group(1).split(", ")
-            assert len(params) == k.body.n_inputs + k.into.count(None), k.source
+            assert params == [f"a{i}" for i in range(k.body.n_inputs)], k.source
+            returned = re.search(r"return (.*)", k.source).group(1).split(", ")
             for j, p in enumerate(k.into):
-                parameter = f"o{j}" if p is None else f"a{p}"
-                assert f"{parameter}[i] = " in k.source, k.source
+                view, array = (f"y{j}", f"o{j}") if p is None else (f"x{p}", f"a{p}")
+                assert f"{view}[i] = " in k.source and returned[j] == array, k.source
 
 
 def test_an_input_an_output_and_a_viewed_value_are_never_written():

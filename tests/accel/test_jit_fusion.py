@@ -253,6 +253,36 @@ def test_a_kernel_refusing_an_operand_gives_way_to_the_replay():
 
 
 @needs_kernels
+def test_one_kernel_serves_a_run_of_one_code_whatever_its_shape_with_as_many_axes():
+    def f(x):
+        return anp.sin(x) * 2.0 + 1.0
+
+    kernels = {}
+    for shape in ((3, 4), (5, 6), (12,), (2, 3, 2)):
+        x = np.random.default_rng(len(shape)).standard_normal(shape)
+        [op] = _fusions(_compiled(_lowered(f, [x])))
+        np.testing.assert_allclose(op.fun(x), np.sin(x) * 2.0 + 1.0, rtol=1e-12)
+        assert op.refused == 0
+        kernels[shape] = op.kernel
+    assert kernels[3, 4] is kernels[5, 6]
+    assert len({id(kernels[s]) for s in ((3, 4), (12,), (2, 3, 2))}) == 3
+
+
+@needs_kernels
+def test_an_operand_of_another_layout_runs_the_kernel_on_its_c_ordered_copy():
+    """A transpose's view, or a slice with a step, of the traced shape: the kernel runs on a C-ordered copy, as the
+    flat loop must read it (its values are those of the array, not of its memory's order)."""
+    x = np.random.default_rng(3).standard_normal((4, 6))
+    [op] = _fusions(_compiled(_lowered(lambda x, y: anp.sin(x) * y + 1.0, [x, x.copy()])))
+    for view in (np.random.default_rng(4).standard_normal((6, 4)).T, np.ones((8, 6))[::2]):
+        kept = view.copy()
+        got = op.fun(view, x)
+        np.testing.assert_allclose(got, np.sin(kept) * x + 1.0, rtol=1e-12)
+        np.testing.assert_array_equal(view, kept)  # read, not written
+    assert op.refused == 0
+
+
+@needs_kernels
 def test_the_kernel_compiles_only_after_the_program_ran_compile_after_times(monkeypatch):
     monkeypatch.setattr(fused_module, "COMPILE_AFTER", 3)
     f = lambda x: anp.tanh(anp.cos(x) * 0.3 - 0.2) + x  # noqa: E731
