@@ -21,6 +21,7 @@ from autodiff._jit.program import Var
 from autodiff._jit.replay import replay
 from autodiff._jit.split import split
 from autodiff._jvp_rules import _jvp_rules as jvp_rules
+from autodiff._primitive import _plain_results as plain_results
 from autodiff._primitive import _rules as vjp_rules
 from autodiff._protection import held_count, release
 from autodiff._residuals import SMALL, Like, Plan
@@ -50,7 +51,7 @@ __all__ = [
     "split_flat", "windows", "unwindow", "contract",
     "conv2d", "max_pool", "batch_norm", "bn_grad_sums", "bn_grad_input", "pool_gather", "pool_scatter",
     "im2col", "batch_stats", "normalise", "normalise_relu",
-    "vjp_rules", "jvp_rules", "batch_rules",
+    "vjp_rules", "jvp_rules", "batch_rules", "plain_results",
     "AS_IS", "PLAIN",
     "Tape", "open_tape", "new_input", "release", "Like", "Plan", "SMALL", "held_count",
     "value_text", "format_value", "rule_name", "holds_traced",
