@@ -50,10 +50,8 @@ class Primitive:
         if kwargs:
             _check_keywords(self, kwargs)
         if top is None:
-            if ambient:  # a jit is tracing: its level stages plain calls too, so their constants are the program's
-                staging = ambient.get(get_ident())
-                if staging is not None:
-                    return staging.push(self, args, kwargs)
+            if ambient:  # a jit may be tracing
+                return _staged_or_plain(self, args, kwargs)
             return self.fun(*args, **kwargs)
         if type(top.tape) is not Tape:  # a jvp's, vmap's or jit's level: it says what a call does (its push)
             return top.tape.push(self, args, kwargs)
@@ -64,6 +62,15 @@ class Primitive:
 
     def __reduce__(self):
         return self.__module__ + "." + self.__name__
+
+
+def _staged_or_plain(prim, args, kwargs):
+    """A call of plain values while some thread's jit traces: this thread's staging level records it (its
+    constants are the program's), else it is the plain function."""
+    staging = ambient.get(get_ident())
+    if staging is not None:
+        return staging.push(prim, args, kwargs)
+    return prim.fun(*args, **kwargs)
 
 
 def _check_keywords(prim, kwargs):

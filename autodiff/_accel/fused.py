@@ -172,29 +172,47 @@ def kernel_source(body, dtype, into=()):
     <BLANKLINE>
     """
     into = tuple(into) or (None,) * len(body.outputs)
-    n = body.n_inputs
-    constants, lines = {}, []
-    for k in range(n):
-        lines.append(f"        v{k} = x{k}[i]")
-    for prim, operands, _, out in body.equations:
-        names = [f"v{a.ref}" if type(a) is Var else _constant(constants, a, dtype) for a in operands]
-        lines.append(f"        v{out} = {FORMULAS[prim].format(*names)}")
-    lines += [f"        {_flat(j, p)}[i] = v{o.ref}" for j, (o, p) in enumerate(zip(body.outputs, into))]
-    fresh = [j for j, p in enumerate(into) if p is None]
-    views = [f"x{k}" for k in range(n)] + [f"y{j}" for j in fresh]
-    arrays = [f"a{k}" for k in range(n)] + [f"o{j}" for j in fresh]
+    constants = {}
+    loop = _loop(body, dtype, into, constants)
     kind = np.dtype(dtype).name
     header = ["import numpy as np", "", f"ONE = np.{kind}(1.0)"]
     header += [f"{name} = np.{kind}(float.fromhex({text!r}))" for text, name in constants.items()]
-    prologue = ["", "", f"def kernel({', '.join(f'a{k}' for k in range(n))}):"]
-    if n > 1:
-        prologue += [f"    if {' or '.join(f'a{k}.shape != a0.shape' for k in range(1, n))}:",
-                     "        raise ValueError(\"fused kernel: an operand's shape is not the first one's\")"]
-    prologue += [f"    o{j} = np.empty(a0.shape, a0.dtype)" for j in fresh]
-    prologue += [f"    {', '.join(views)} = {', '.join(f'{a}.reshape(-1)' for a in arrays)}",
-                 "    for i in range(x0.size):"]
     returns = ", ".join(f"o{j}" if p is None else f"a{p}" for j, p in enumerate(into))
-    return "\n".join(header + prologue + lines + [f"    return {returns}"]) + "\n"
+    lines = header + ["", ""] + _prologue(body.n_inputs, into) + loop + [f"    return {returns}"]
+    return "\n".join(lines) + "\n"
+
+
+def _prologue(n, into):
+    """The kernel's lines before its loop: the operands' shapes checked, the fresh outputs made, flat views."""
+    fresh = [j for j, p in enumerate(into) if p is None]
+    made = [f"    o{j} = np.empty(a0.shape, a0.dtype)" for j in fresh]
+    return [f"def kernel({', '.join(f'a{k}' for k in range(n))}):"] + _shape_check(n) + made + [
+        _flat_views(n, fresh), "    for i in range(x0.size):"]
+
+
+def _shape_check(n):
+    """The lines refusing operands of different shapes (a caller checks the first one's)."""
+    if n < 2:
+        return []
+    return [f"    if {' or '.join(f'a{k}.shape != a0.shape' for k in range(1, n))}:",
+            "        raise ValueError(\"fused kernel: an operand's shape is not the first one's\")"]
+
+
+def _flat_views(n, fresh):
+    """The line naming each operand's and each fresh output's flat view (``x<k>``, ``y<j>``)."""
+    views = [f"x{k}" for k in range(n)] + [f"y{j}" for j in fresh]
+    arrays = [f"a{k}" for k in range(n)] + [f"o{j}" for j in fresh]
+    return f"    {', '.join(views)} = {', '.join(f'{a}.reshape(-1)' for a in arrays)}"
+
+
+def _loop(body, dtype, into, constants):
+    """The loop's body: every input's element ``i`` read, each equation's formula, the outputs' element written
+    (the constants met named in ``constants``)."""
+    lines = [f"        v{k} = x{k}[i]" for k in range(body.n_inputs)]
+    for prim, operands, _, out in body.equations:
+        names = [f"v{a.ref}" if type(a) is Var else _constant(constants, a, dtype) for a in operands]
+        lines.append(f"        v{out} = {FORMULAS[prim].format(*names)}")
+    return lines + [f"        {_flat(j, p)}[i] = v{o.ref}" for j, (o, p) in enumerate(zip(body.outputs, into))]
 
 
 def _flat(j, position):

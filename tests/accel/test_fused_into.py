@@ -151,17 +151,25 @@ def test_every_kernel_reads_all_its_inputs_before_it_writes_an_output():
     for f, inputs in ((_one_output, [x, w1]), (_two_outputs, [x, w1, w2]), (_read_after_written, [x, w1])):
         program = fuse(_lowered(f, inputs))
         for k in _kernels(program) + _kernels(plan_buffers(program)):
-            lines = k.source.splitlines()
-            reads = [n for n, line in enumerate(lines) if re.search(r"= x\d+\[i\]$", line)]
-            writes = [n for n, line in enumerate(lines) if re.search(r"\b[xy]\d+\[i\] =", line)]
-            assert len(reads) == k.body.n_inputs and max(reads) < min(writes), k.source
-            assert len(writes) == len(k.body.outputs), k.source
-            params = re.search(r"def kernel\((.*)\)", k.source).group(1).split(", ")
-            assert params == [f"a{i}" for i in range(k.body.n_inputs)], k.source
-            returned = re.search(r"return (.*)", k.source).group(1).split(", ")
-            for j, p in enumerate(k.into):
-                view, array = (f"y{j}", f"o{j}") if p is None else (f"x{p}", f"a{p}")
-                assert f"{view}[i] = " in k.source and returned[j] == array, k.source
+            _reads_before_it_writes(k)
+
+
+def _reads_before_it_writes(k):
+    lines = k.source.splitlines()
+    reads = [n for n, line in enumerate(lines) if re.search(r"= x\d+\[i\]$", line)]
+    writes = [n for n, line in enumerate(lines) if re.search(r"\b[xy]\d+\[i\] =", line)]
+    assert len(reads) == k.body.n_inputs and max(reads) < min(writes), k.source
+    assert len(writes) == len(k.body.outputs), k.source
+    _outputs_go_through_their_arrays(k)
+
+
+def _outputs_go_through_their_arrays(k):
+    params = re.search(r"def kernel\((.*)\)", k.source).group(1).split(", ")
+    assert params == [f"a{i}" for i in range(k.body.n_inputs)], k.source
+    returned = re.search(r"return (.*)", k.source).group(1).split(", ")
+    for j, p in enumerate(k.into):
+        view, array = (f"y{j}", f"o{j}") if p is None else (f"x{p}", f"a{p}")
+        assert f"{view}[i] = " in k.source and returned[j] == array, k.source
 
 
 def test_an_input_an_output_and_a_viewed_value_are_never_written():
