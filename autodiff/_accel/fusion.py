@@ -42,10 +42,11 @@ from .formulas import FORMULAS, VECTOR_MATH, arity
 from .fused import Fused
 
 MIN_RUN = 2  # a single equation gains nothing from a kernel of its own
-# A kernel's launch costs about 4 µs (checking and flattening operands, allocating outputs, numba's dispatch);
-# a numpy call on a small array about 1.  So a run over at most SMALL elements fuses from MIN_SMALL_RUN
-# equations: shorter, it is slower fused (measured on an AMD EPYC, Zen 3, 2026-12-07: 2 equations on 400 float64
-# values 4.0 µs fused against 2.4, 4 equations 4.0 against 4.4; on 8192 values 2 already break even).
+# A run over at most SMALL elements fuses from MIN_SMALL_RUN equations.  It was set when a kernel's launch cost
+# about 4 µs and a numpy call on a small array about 1 (2 equations on 400 float64 values: 4.0 µs fused against
+# 2.4).  The launch is now about 1 µs (fused.py), but fusing runs of 2 or 3 there still gained nothing: MAML's
+# meta-step 1.044 and 1.007 of its time, the small HVP 0.996 and 1.002 (25 alternating rounds; every single
+# equation fused, MAML took 1.40).  AMD EPYC, Zen 3, 2026-12-07.
 SMALL, MIN_SMALL_RUN = 4096, 4
 MAX_RUN = 500  # numba's compile time grows with a kernel's length: a longer run is cut (its value stored between)
 # Elements above which a transcendental (formulas.VECTOR_MATH) is left to numpy's loop, per dtype.  numpy's
