@@ -36,9 +36,10 @@ class Primitive:
         self.__doc__ = fun.__doc__
         self.__module__ = fun.__module__
         self.__wrapped__ = fun
-        self.keywords = _keywords(fun)
-        self.positional = _positional(fun)
-        self.most_positional = _most_positional(fun)
+        params = _parameters(fun)  # read once: what a call may pass, by keyword and by position
+        self.keywords = _keywords(params)
+        self.positional = _positional(params)
+        self.most_positional = _most_positional(params)
 
     def __call__(self, *args, **kwargs):
         if len(args) > self.most_positional:
@@ -81,45 +82,44 @@ def _check_keywords(prim, kwargs):
         raise _unknown_keyword(prim, kwargs)
 
 
-def _keywords(fun):
-    """The keyword arguments ``fun`` accepts, read once, so a call with another fails naming the primitive;
-    ``None`` for any (``**kwargs``, or a builtin without a signature such as ``np.tanh``, which checks its own)."""
+def _parameters(fun):
+    """``fun``'s parameters, or ``None`` for a builtin without a signature (such as ``np.tanh``)."""
     try:
-        params = inspect.signature(fun).parameters.values()
+        return list(inspect.signature(fun).parameters.values())
     except (TypeError, ValueError):
         return None
-    if any(p.kind is p.VAR_KEYWORD for p in params):
+
+
+def _keywords(params):
+    """The keyword arguments a function with ``params`` accepts, so a call with another fails naming the primitive;
+    ``None`` for any (``**kwargs``, or no signature to read: such a builtin checks its own)."""
+    if params is None or any(p.kind is p.VAR_KEYWORD for p in params):
         return None
     return frozenset(p.name for p in params if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
-def _positional(fun):
-    """The names of ``fun``'s parameters that a call must give (no default) and may give by position, in order: a
+def _by_position(params):
+    """The parameters a call may give by position, in order."""
+    return [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+
+
+def _positional(params):
+    """The names of the parameters that a call must give (no default) and may give by position, in order: a
     batching rule reads those by position, so one given by keyword (``anp.roll(x, shift=1)``) is moved there."""
-    try:
-        params = inspect.signature(fun).parameters.values()
-    except (TypeError, ValueError):
-        return ()
-    return tuple(p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
-                 and p.default is p.empty)
+    return () if params is None else tuple(p.name for p in _by_position(params) if p.default is p.empty)
 
 
-def _most_positional(fun):
-    """How many arguments ``fun`` takes by position (infinity with ``*args`` or no signature to read)."""
-    try:
-        params = inspect.signature(fun).parameters.values()
-    except (TypeError, ValueError):
+def _most_positional(params):
+    """How many arguments a call may give by position (infinity with ``*args`` or no signature to read)."""
+    if params is None or any(p.kind is p.VAR_POSITIONAL for p in params):
         return float("inf")
-    if any(p.kind is p.VAR_POSITIONAL for p in params):
-        return float("inf")
-    return sum(p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) for p in params)
+    return len(_by_position(params))
 
 
 def _too_many(prim, args):
     """The error for more positional arguments than the primitive takes (Python's own named a private function,
     ``_cumsum() takes from 1 to 2 positional arguments``); numpy's order often differs after ``axis``."""
-    params = inspect.signature(prim.fun).parameters.values()
-    taken = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    taken = [p.name for p in _by_position(_parameters(prim.fun))]
     return TypeError(
         f"{prim.__name__}: takes at most {len(taken)} arguments by position ({', '.join(taken)}), got {len(args)}; "
         "pass the others by keyword, leaving out any it does not take (numpy's order may differ after these: its "
