@@ -21,10 +21,10 @@ compiler's run-time check that the two do not overlap, and the unvectorised loop
 (the small HVP's last fused run) 7.7 µs against 2.6 for a fresh output (AMD EPYC, Zen 3, 2026-12-07).
 
 The kernel takes the operands as they are (arrays of the traced shape, C-ordered) and makes its fresh outputs
-itself, so a launch costs numba's dispatch and little more: on MAML's fused runs of 10 values, 1.0 µs against
-3.9 when Python flattened the operands and made the outputs (AMD EPYC, Zen 3, 2026-12-07).  An operand of
-another layout (a transpose's view) or a read-only one to write into is copied to a C-ordered, writable array
-first.
+itself, so a launch costs numba's dispatch and little more: on MAML's fused runs of 10 values 1.3-1.5 µs, where
+it took 3.9 when Python flattened the operands and made the outputs (AMD EPYC, Zen 3, 2026-12-07, an hour apart).
+An operand of another layout (a transpose's view) or a read-only one to write into is copied to a C-ordered,
+writable array first.
 
 With numba switched off (``NUMBA_DISABLE_JIT``, ``AUTODIFF_ACCEL_OFF=kernels``) or unable to compile (one
 warning), and for any call the kernel refuses (a value of another dtype), the body's replay runs: never a wrong

@@ -44,7 +44,7 @@ from .fused import Fused
 MIN_RUN = 2  # a single equation gains nothing from a kernel of its own
 # A run over at most SMALL elements fuses from MIN_SMALL_RUN equations.  It was set when a kernel's launch cost
 # about 4 µs and a numpy call on a small array about 1 (2 equations on 400 float64 values: 4.0 µs fused against
-# 2.4).  The launch is now about 1 µs (fused.py), but fusing runs of 2 or 3 there still gained nothing: MAML's
+# 2.4).  The launch is now 1.3-1.5 µs (fused.py), but fusing runs of 2 or 3 there still gained nothing: MAML's
 # meta-step 1.044 and 1.007 of its time, the small HVP 0.996 and 1.002 (25 alternating rounds; every single
 # equation fused, MAML took 1.40).  AMD EPYC, Zen 3, 2026-12-07.
 SMALL, MIN_SMALL_RUN = 4096, 4
