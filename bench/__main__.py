@@ -163,7 +163,9 @@ def main(argv=None):
     print(f"convolutions (float32): {extra['convolutions']}")
     _explain(rows, extra)
     reference = args.save_reference and _can_save(rows, args)
-    _write(rows, report.machine_facts(torch), extra, args, reference)
+    facts = report.machine_facts(torch)
+    print(report.machine_line(facts))  # quote it beside the figures: one model name covers machines unlike
+    _write(rows, facts, extra, args, reference)
     print(f"{report.tally(rows)}; {extra['seconds']} s in {mode} mode")
     _over_budget(extra, args)
     return 2 if args.save_reference and not reference else 0

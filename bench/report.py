@@ -94,8 +94,9 @@ def tally(rows):
 def machine_facts(torch):
     facts = {
         "when": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-        "cpu": _cpu_model(), "cores": os.cpu_count(), "platform": platform.platform(),
+        "cpu": _cpu_model(), "cpu_kind": cpu_kind(), "cores": os.cpu_count(), "platform": platform.platform(),
         "python": platform.python_version(), "numpy": np.__version__, "numpy_blas": _numpy_blas(),
+        "openblas_kernels": openblas_kernels(),
         "env": {k: v for k, v in os.environ.items()
                 if k.startswith(("OPENBLAS", "OMP_", "MKL_", "NUMBA_", "AUTODIFF_", "GOTO", "BLIS", "KMP_"))},
     }
@@ -118,6 +119,61 @@ def _cpu_model():
             return next((line.split(":", 1)[1].strip() for line in f if line.startswith("model name")), None)
     except OSError:
         return platform.processor() or None
+
+
+def cpu_kind(cpuinfo=None):
+    """What tells apart two machines that ``lscpu`` names alike ("AMD EPYC" is a Zen 3 or a Zen 5 VM here): the
+    first processor's vendor, family and model, and its widest vector extension, from ``cpuinfo`` (the text of
+    ``/proc/cpuinfo``, read when not given); ``None`` where there is no such file.
+
+    >>> cpu_kind("vendor_id : AuthenticAMD\\ncpu family : 26\\nmodel : 2\\nflags : fpu avx2 avx512f\\n\\nprocessor : 1")
+    {'vendor': 'AuthenticAMD', 'family': 26, 'model': 2, 'vector': 'AVX-512'}
+    """
+    if cpuinfo is None:
+        try:
+            with open("/proc/cpuinfo") as f:
+                cpuinfo = f.read()
+        except OSError:
+            return None
+    lines = cpuinfo.split("\n\n", 1)[0].splitlines()
+    fields = {key.strip(): value.strip() for key, _, value in (line.partition(":") for line in lines)}
+    flags = set(fields.get("flags", "").split())
+    vector = next((name for flag, name in (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX")) if flag in flags),
+                  None)
+    family, model = (int(fields[k]) if fields.get(k, "").isdigit() else None for k in ("cpu family", "model"))
+    return {"vendor": fields.get("vendor_id"), "family": family, "model": model, "vector": vector}
+
+
+def openblas_kernels():
+    """The kernels numpy's OpenBLAS runs (its core type: the CPU's own, or ``OPENBLAS_CORETYPE``'s), as
+    threadpoolctl reads them; ``None`` without threadpoolctl or OpenBLAS."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        return None
+    return next((pool.get("architecture") for pool in threadpool_info() if pool.get("internal_api") == "openblas"),
+                None)
+
+
+def machine_line(facts):
+    """One line naming the machine beside the figures: the CPU, what sets it apart, its cores, and the kernels
+    numpy's OpenBLAS ran.
+
+    >>> print(machine_line({"cpu": "AMD EPYC", "cores": 2, "openblas_kernels": "Haswell",
+    ...                     "cpu_kind": {"vendor": "AuthenticAMD", "family": 26, "model": 2, "vector": "AVX-512"},
+    ...                     "env": {"OPENBLAS_CORETYPE": "Haswell"}}))
+    machine: AMD EPYC (family 26, model 2, AVX-512), 2 cores; numpy's OpenBLAS ran its Haswell kernels
+    (OPENBLAS_CORETYPE=Haswell)
+    """
+    kind = facts.get("cpu_kind") or {}
+    detail = ", ".join(f"{k} {kind[k]}" for k in ("family", "model") if kind.get(k) is not None)
+    detail = ", ".join(filter(None, (detail, kind.get("vector"))))
+    line = f"machine: {facts.get('cpu') or 'unknown CPU'}{f' ({detail})' if detail else ''}, {facts.get('cores')} cores"
+    kernels = facts.get("openblas_kernels")
+    if kernels:
+        pinned = facts.get("env", {}).get("OPENBLAS_CORETYPE")
+        line += f"; numpy's OpenBLAS ran its {kernels} kernels" + (f" (OPENBLAS_CORETYPE={pinned})" if pinned else "")
+    return line
 
 
 def _numpy_blas():

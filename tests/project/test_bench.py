@@ -427,7 +427,25 @@ def test_a_smoke_run_prints_the_table_without_warnings_and_leaves_the_checkout_a
     assert done.returncode == 0, done.stderr
     assert "per-op overhead" in done.stdout and "goals held" in done.stdout and "verdict" in done.stdout
     assert "[1/2] overhead.per_op_overhead" in done.stderr and "\r" not in done.stderr  # piped: plain lines
+    assert report.machine_line(report.machine_facts(None)) in done.stdout  # the CPU named beside the figures
     assert subprocess.run(status, cwd=ROOT, capture_output=True, text=True).stdout == before
+
+
+def test_the_machine_facts_tell_apart_cpus_of_one_model_name():
+    facts = report.machine_facts(None)
+    kind = facts["cpu_kind"]
+    if kind is None:  # no /proc/cpuinfo: nothing to tell apart by
+        assert "(" not in report.machine_line(facts)
+        return
+    with open("/proc/cpuinfo") as f:
+        flags = next(line for line in f if line.startswith("flags")).split()
+    assert kind["vector"] == ("AVX-512" if "avx512f" in flags else "AVX2" if "avx2" in flags else
+                              "AVX" if "avx" in flags else None)
+    assert f"family {kind['family']}, model {kind['model']}" in report.machine_line(facts)
+    kernels = facts["openblas_kernels"]
+    assert (f"OpenBLAS ran its {kernels} kernels" in report.machine_line(facts)) == (kernels is not None)
+    assert report.cpu_kind("vendor_id : GenuineIntel\nflags : sse2\n") == {
+        "vendor": "GenuineIntel", "family": None, "model": None, "vector": None}
 
 
 def test_without_matplotlib_the_table_and_json_still_come_and_it_says_how_to_install_it(tmp_path):
