@@ -49,17 +49,30 @@ class Program:
     (1, 'exp', [%1], Aval(shape=(2,), dtype=dtype('float64')))
     """
 
-    __slots__ = ("name", "n_inputs", "equations", "avals", "outputs", "out_tree", "captured", "size", "frees",
-                 "shapes", "constant_outputs")
+    __slots__ = ("name", "n_inputs", "equations", "avals", "outputs", "out_tree", "captured", "size", "_frees",
+                 "_shapes", "constant_outputs")
 
     def __init__(self, name, n_inputs, equations, avals, outputs, out_tree, captured=()):
         self.name, self.n_inputs, self.equations = name, n_inputs, equations
         self.avals, self.outputs, self.out_tree = avals, outputs, out_tree
         self.captured = captured  # the arrays the trace read as constants (equations' operands, plain calls')
         self.size = len(avals)  # values are numbered below this (a pass may drop equations, never renumber)
-        self.frees = _last_uses(equations, outputs)
-        self.shapes = [a.shape if type(a) is Aval else None for a in avals]  # what a replay's values must have
+        self._frees = self._shapes = None  # worked out when first read: most programs a pass makes never run
         self.constant_outputs = [i for i, out in enumerate(outputs) if type(out) is not Var]  # leaves not computed
+
+    @property
+    def frees(self):
+        """Per equation, the values read (or made) there for the last time: a run drops them after it."""
+        if self._frees is None:
+            self._frees = _last_uses(self.equations, self.outputs)
+        return self._frees
+
+    @property
+    def shapes(self):
+        """Per value, the shape a run's value must have (``None`` for a non-array)."""
+        if self._shapes is None:
+            self._shapes = [a.shape if type(a) is Aval else None for a in self.avals]
+        return self._shapes
 
     def run(self, inputs):
         """The output leaves for these input values, by the reference interpreter (:mod:`.replay`); the
