@@ -189,6 +189,7 @@ def kernel(name):
     milliseconds, more than the first reduction it would speed up.  So the
     first call starts loading ``name`` on a background thread and the numpy
     reference (same float64 accumulation) runs until the kernel is ready.
+    A caller that keeps calling waits for it after :data:`WAIT_AFTER` calls.
     ``warmup()`` loads every kernel and waits.
     """
     k = _compiled.get(name, False)
@@ -198,13 +199,41 @@ def kernel(name):
         _compiled[name] = None
         return None
     with _lock:
-        if name not in _compiled and name not in _loading:
-            _loading.add(name)
-            threading.Thread(target=_load, args=(name,), name=f"autodiff kernel {name}", daemon=True).start()
-    return None
+        loader = _loading.get(name)
+        if loader is None and name not in _compiled:
+            loader = _loading[name] = _Loader(name)
+    if loader is not None:
+        loader.served()
+    return _compiled.get(name)
 
 
-_loading = set()  # kernels a background thread is loading
+# Calls of a kernel's reference while the kernel loads, after which the caller waits for it.  The loading thread
+# needs the GIL back after each file it reads and each compiler pass, and a thread busy in Python hands it over
+# only every 5 ms (sys.getswitchinterval), so beside a hot loop the load crawls: a loop of norms on two values
+# waited 11 s for the sumsq kernel (5 µs a call meanwhile, 0.9 after), where the load alone takes 0.6 s
+# (AMD EPYC, Zen 5, 2026-12-08).  A program that makes this many calls is in such a loop: one wait is cheaper.
+WAIT_AFTER = 2000
+
+
+WAIT_AT_MOST = 60.0  # seconds: a load that never ends (it cannot, but a hang is never the answer) is not awaited
+
+
+class _Loader:
+    """The background thread loading one kernel, and how many calls its reference has served meanwhile."""
+
+    def __init__(self, name):
+        self.calls = 0
+        self.thread = threading.Thread(target=_load, args=(name,), name=f"autodiff kernel {name}", daemon=True)
+        self.thread.start()
+
+    def served(self):
+        """Count one call served by the reference; the :data:`WAIT_AFTER`-th waits for the kernel."""
+        self.calls += 1
+        if self.calls == WAIT_AFTER and self.thread is not threading.current_thread():
+            self.thread.join(WAIT_AT_MOST)
+
+
+_loading = {}  # name -> the _Loader of each kernel a background thread is loading
 
 
 def _load(name):
@@ -215,7 +244,7 @@ def _load(name):
         k = None
     with _lock:
         _compiled[name] = k
-        _loading.discard(name)
+        _loading.pop(name, None)
 
 
 def load_now(name):

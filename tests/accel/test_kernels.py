@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import threading
 
 import numpy as np
 import pytest
@@ -234,6 +235,36 @@ def test_first_call_runs_numpy_while_the_kernel_loads_in_the_background():
     """)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok" and "Warning" not in done.stderr
+
+
+def test_only_the_wait_after_th_call_waits_for_a_loading_kernel(monkeypatch):
+    release = threading.Event()  # the load ends when the test says so
+    monkeypatch.setattr(K, "_compile", lambda name: release.wait(10) and "compiled")
+    monkeypatch.setattr(K, "_compiled", {})
+    monkeypatch.setattr(K, "_loading", {})
+    monkeypatch.setattr(K, "_use_numba", lambda: True)
+    monkeypatch.setattr(K, "WAIT_AFTER", 3)
+    assert [K.kernel("sumsq"), K.kernel("sumsq")] == [None, None]  # the reference serves them meanwhile
+    threading.Timer(0.1, release.set).start()
+    assert K.kernel("sumsq") == "compiled"  # the third call waited for the load
+    assert K._loading == {}
+
+
+@pytest.mark.skipif(not K._use_numba(), reason=_OFF)
+def test_a_hot_loop_of_reductions_waits_for_its_kernel_instead_of_starving_the_load():
+    done = _python("""
+        import numpy as np
+        from autodiff._accel import kernels as K
+        x = np.array([3.0, 4.0])
+        calls = 0
+        while K.kernel("sumsq") is None:  # a busy thread left the loading one the GIL every 5 ms: 11 s here
+            assert K.reduce("sumsq", x) == 25.0
+            calls += 1
+        assert calls <= K.WAIT_AFTER, calls
+        print("ok")
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
 
 
 def test_missing_numba_falls_back_to_numpy():
