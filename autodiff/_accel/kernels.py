@@ -213,8 +213,6 @@ def kernel(name):
 # waited 11 s for the sumsq kernel (5 µs a call meanwhile, 0.9 after), where the load alone takes 0.6 s
 # (AMD EPYC, Zen 5, 2026-12-08).  A program that makes this many calls is in such a loop: one wait is cheaper.
 WAIT_AFTER = 2000
-
-
 WAIT_AT_MOST = 60.0  # seconds: a load that never ends (it cannot, but a hang is never the answer) is not awaited
 
 
