@@ -52,7 +52,6 @@ program <lambda>
   out %4
 """
 
-
 import numpy as np
 
 from .._jit.program import Aval, Var, last_reads

@@ -62,6 +62,7 @@ def angle(z, deg=False):
     a = arctan2(imag(z), real(z))
     return multiply(a, 180 / math.pi) if deg else a
 
+
 def _corrections(p, discont=None, axis=-1, period=2 * math.pi):
     """What ``np.unwrap`` adds to ``p`` after the first slice along ``axis``: the running sum of the whole periods
     that bring each step ``diff(p)`` whose size reaches ``discont`` into ``[-period/2, period/2]`` (a step of
